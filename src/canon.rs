@@ -1,0 +1,287 @@
+//! The canonical form of a descriptor and its SHA-256 digests.
+//!
+//! Servers reorder keys, re-indent and re-escape between releases; a digest
+//! over their bytes would cry drift on every harmless re-serialisation. The
+//! canonical form is RFC 8785 (JCS) over NFC-normalised strings, so that
+//! identical meaning gives identical bytes, while every code point that a
+//! model would read, invisible ones included, still changes the digest.
+//! See `docs/canonical-form.md`.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use sha2::{Digest as _, Sha256};
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+
+use crate::json::{push_pointer_token, Object, Value};
+use crate::text::is_concealing;
+
+/// NFC form of `s`, borrowing when it already is.
+pub fn nfc(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.is_ascii() || is_nfc_quick(s.chars()) == IsNormalized::Yes {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(s.nfc().collect())
+    }
+}
+
+/// Returns `v` with every string and key in NFC. Keys that become equal
+/// only after normalisation are ambiguous (two readers may see two texts):
+/// their JSON pointers are pushed to `collisions` and the later one kept.
+pub fn normalize(v: &Value, at: &mut String, collisions: &mut Vec<String>) -> Value {
+    match v {
+        Value::String(s) => Value::String(nfc(s).into_owned()),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let len = at.len();
+                    at.push('/');
+                    at.push_str(&i.to_string());
+                    let n = normalize(item, at, collisions);
+                    at.truncate(len);
+                    n
+                })
+                .collect(),
+        ),
+        Value::Object(o) => {
+            let mut out = Object::new();
+            for (k, item) in o.iter() {
+                let key = nfc(k).into_owned();
+                let len = at.len();
+                at.push('/');
+                push_pointer_token(at, &key);
+                if out.get(&key).is_some() {
+                    collisions.push(at.clone());
+                }
+                let n = normalize(item, at, collisions);
+                at.truncate(len);
+                out.insert(key, n);
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+/// Orders keys as RFC 8785 does: by their UTF-16 code units.
+pub fn key_order(a: &str, b: &str) -> Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        return a.cmp(b);
+    }
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// How strings are escaped when a value is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Escape {
+    /// Exactly RFC 8785: only `"`, `\` and C0 controls are escaped.
+    Jcs,
+    /// RFC 8785 plus `\uXXXX` for every concealing character (see
+    /// [`crate::text::is_concealing`]): same value, but safe to `cat`.
+    Visible,
+}
+
+/// The RFC 8785 serialisation of `v` (strings as they are: normalise first).
+pub fn jcs(v: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    write_value(v, Escape::Jcs, &mut out);
+    out
+}
+
+/// Appends `v` compactly with sorted keys and the given escaping.
+pub fn write_value(v: &Value, esc: Escape, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => write_number(n.as_f64(), out),
+        Value::String(s) => write_string(s, esc, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(item, esc, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(o) => {
+            out.push(b'{');
+            for (i, (k, item)) in sorted_members(o).into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_string(k, esc, out);
+                out.push(b':');
+                write_value(item, esc, out);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// The members of `o` in RFC 8785 key order.
+pub fn sorted_members(o: &Object) -> Vec<(&String, &Value)> {
+    let mut members: Vec<_> = o.iter().collect();
+    members.sort_by(|a, b| key_order(a.0, b.0));
+    members
+}
+
+/// Appends a double as ECMAScript's `Number.prototype.toString` does
+/// (RFC 8785 section 3.2.2.3); `-0` is written `0`.
+pub fn write_number(x: f64, out: &mut Vec<u8>) {
+    if x == 0.0 {
+        out.push(b'0');
+    } else {
+        out.extend_from_slice(ryu_js::Buffer::new().format_finite(x).as_bytes());
+    }
+}
+
+/// Appends a JSON string literal.
+pub fn write_string(s: &str, esc: Escape, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let escape: Option<&str> = match c {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '\u{8}' => Some("\\b"),
+            '\u{c}' => Some("\\f"),
+            '\n' => Some("\\n"),
+            '\r' => Some("\\r"),
+            '\t' => Some("\\t"),
+            _ => None,
+        };
+        let hex =
+            escape.is_none() && ((c as u32) < 0x20 || (esc == Escape::Visible && is_concealing(c)));
+        if escape.is_some() || hex {
+            out.extend_from_slice(&bytes[start..i]);
+            if let Some(e) = escape {
+                out.extend_from_slice(e.as_bytes());
+            } else {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.extend_from_slice(format!("\\u{:04x}", u).as_bytes());
+                }
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// A SHA-256 digest, written `sha256:` and 64 lowercase hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Digest(pub [u8; 32]);
+
+impl Digest {
+    /// The digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> Digest {
+        Digest(Sha256::digest(bytes).into())
+    }
+
+    /// The digest of the canonical form of `v` (which must be normalised).
+    pub fn of_value(v: &Value) -> Digest {
+        Digest::of(&jcs(v))
+    }
+
+    /// Parses the `sha256:<hex>` form.
+    pub fn parse(s: &str) -> Option<Digest> {
+        let hex = s.strip_prefix("sha256:")?;
+        if hex.len() != 64
+            || !hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return None;
+        }
+        let mut d = [0u8; 32];
+        for (i, byte) in d.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+        }
+        Some(Digest(d))
+    }
+
+    /// The first 12 hex digits, for one-line displays.
+    pub fn short(&self) -> String {
+        self.0[..6].iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("sha256:")?;
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse;
+
+    #[test]
+    fn rfc8785_test_vectors() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/jcs");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir.join("input")).expect("corpus jcs/input") {
+            let path = entry.unwrap().path();
+            let input = std::fs::read(&path).unwrap();
+            let expected =
+                std::fs::read(dir.join("output").join(path.file_name().unwrap())).unwrap();
+            let (v, _) = parse(&input).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&jcs(&v)),
+                String::from_utf8_lossy(&expected),
+                "{}",
+                path.display()
+            );
+            seen += 1;
+        }
+        assert_eq!(seen, 6);
+    }
+
+    #[test]
+    fn visible_escaping_round_trips() {
+        let s = "a\u{200B}\u{E0041}\u{1F600}\"\n";
+        let mut out = Vec::new();
+        write_string(s, Escape::Visible, &mut out);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "\"a\\u200b\\udb40\\udc41\u{1F600}\\\"\\n\""
+        );
+        let (v, _) = parse(&out).unwrap();
+        assert_eq!(v.as_str(), Some(s));
+    }
+
+    #[test]
+    fn nfc_collisions_are_reported() {
+        let (v, d) = parse("{\"e\u{301}\":1,\"\u{E9}\":2}".as_bytes()).unwrap();
+        assert!(d.is_empty());
+        let mut c = Vec::new();
+        let n = normalize(&v, &mut String::new(), &mut c);
+        assert_eq!(c, vec!["/\u{E9}".to_string()]);
+        assert_eq!(n.as_object().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn digest_text_round_trips() {
+        let d = Digest::of(b"x");
+        assert_eq!(Digest::parse(&d.to_string()), Some(d));
+        assert_eq!(Digest::parse("sha256:XY"), None);
+    }
+}

@@ -1,0 +1,114 @@
+//! The command line: every clap type, and nothing else.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::report::Format;
+
+/// Keep MCP tool descriptors reviewed and versioned in git.
+///
+/// git-kams records what each MCP server advertises (tool names,
+/// descriptions, schemas, annotations, server instructions) in kams.lock,
+/// lets a reviewer pin it, and reports every change after approval, field
+/// by field, with a severity. It never runs anything an inventory says.
+///
+/// Exit status: 0 no finding at or above --fail-on, 1 findings, 2 usage or
+/// input error (a corrupt lock, unreadable inventory, bad arguments).
+#[derive(Parser, Debug)]
+#[command(
+    name = "git-kams",
+    bin_name = "git kams",
+    version,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Options shared by every command.
+    #[command(flatten)]
+    pub global: Global,
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options shared by every command.
+#[derive(Args, Debug, Clone)]
+pub struct Global {
+    /// Inventory file or folder of *.json / *.jsonl files (repeatable)
+    /// [default: git config kams.inventory, else .kams/inventory/ at the top of the work tree]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub inventory: Vec<PathBuf>,
+
+    /// Lock file; works outside any git repository
+    /// [default: git config kams.lock, else kams.lock at the top of the work tree]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub lock: Option<PathBuf>,
+
+    /// Server name for a bare tools/list result or JSON-RPC lines
+    #[arg(long, global = true, value_name = "NAME")]
+    pub server: Option<String>,
+
+    /// Largest input file read, in bytes [default: git config kams.maxInputSize, else 134217728]
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub max_input_size: Option<u64>,
+
+    /// Output format
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Remember first sightings as provisional entries (existing entries stay as they are)
+    Record,
+    /// Approve what the inventory shows now: entries become pinned with approver, time and note
+    Pin(PinArgs),
+    /// Show each entry's state and digests, and whether the inventory still matches
+    Status(SelectArgs),
+    /// Report every finding of the inventory against the lock
+    Scan(ScanArgs),
+    /// Show field-level diffs between the lock and the inventory
+    Diff(ScanArgs),
+}
+
+/// Arguments of `pin`.
+#[derive(Args, Debug)]
+pub struct PinArgs {
+    /// What to approve: SERVER (its server entry and every tool) or SERVER/TOOL; all when none
+    #[arg(value_name = "SERVER|SERVER/TOOL")]
+    pub keys: Vec<String>,
+
+    /// Why this is approved; stored in the lock with the approval
+    #[arg(short = 'm', long = "message", value_name = "NOTE", required = true)]
+    pub note: String,
+
+    /// Approver as "Name <email>" [default: git config user.name and user.email]
+    #[arg(long, value_name = "NAME <EMAIL>")]
+    pub approver: Option<String>,
+
+    /// Only write kams.lock, do not commit (outside a repository this is always the case)
+    #[arg(long)]
+    pub no_commit: bool,
+}
+
+/// Entry selection.
+#[derive(Args, Debug)]
+pub struct SelectArgs {
+    /// Limit to SERVER or SERVER/TOOL entries; all when none
+    #[arg(value_name = "SERVER|SERVER/TOOL")]
+    pub keys: Vec<String>,
+}
+
+/// Arguments of `scan` and `diff`.
+#[derive(Args, Debug)]
+pub struct ScanArgs {
+    /// Limit to SERVER or SERVER/TOOL entries; all when none
+    #[arg(value_name = "SERVER|SERVER/TOOL")]
+    pub keys: Vec<String>,
+
+    /// Exit 1 when a finding is at or above this severity (info, low, medium, high, critical, or never)
+    /// [default: git config kams.failOn, else low]
+    #[arg(long, value_name = "SEVERITY")]
+    pub fail_on: Option<String>,
+}

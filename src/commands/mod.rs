@@ -1,0 +1,216 @@
+//! One file per subcommand: each gathers its inputs (files, git config),
+//! calls the pure core, and reports through the writer it is given.
+
+pub mod pin;
+pub mod record;
+pub mod scan;
+pub mod status;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::{anyhow, bail, Result};
+
+use crate::cli::Global;
+use crate::compare::Pair;
+use crate::finding::Severity;
+use crate::git::Repo;
+use crate::inventory::{self, Inventory, ReadOptions};
+use crate::lock::{self, Lock};
+
+/// What a command resolved from the command line, git config and the
+/// environment.
+pub struct Env {
+    /// Global options as given.
+    pub global: Global,
+    /// The repository, if any.
+    pub repo: Repo,
+}
+
+/// The exit status of a command that ran to its end.
+pub type Status = u8;
+
+impl Env {
+    /// Resolves settings for this run.
+    pub fn new(global: Global) -> Env {
+        Env {
+            global,
+            repo: Repo::discover(),
+        }
+    }
+
+    /// The lock path: `--lock`, git config `kams.lock`, or `kams.lock` at
+    /// the top of the work tree.
+    pub fn lock_path(&self) -> Result<PathBuf> {
+        if let Some(p) = &self.global.lock {
+            return Ok(p.clone());
+        }
+        if let Some(p) = self.repo.config_path("kams.lock") {
+            return Ok(p);
+        }
+        match &self.repo.workdir {
+            Some(top) => Ok(top.join("kams.lock")),
+            None => bail!("not in a git work tree: name the lock with --lock PATH"),
+        }
+    }
+
+    /// Inventory paths: `--inventory`, git config `kams.inventory`, or
+    /// `.kams/inventory/` at the top of the work tree (or here).
+    pub fn inventory_paths(&self) -> Vec<PathBuf> {
+        if !self.global.inventory.is_empty() {
+            return self.global.inventory.clone();
+        }
+        if let Some(p) = self.repo.config_path("kams.inventory") {
+            return vec![p];
+        }
+        let base = self
+            .repo
+            .workdir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("."));
+        vec![base.join(".kams").join("inventory")]
+    }
+
+    /// Reads the inventory.
+    pub fn inventory(&self) -> Result<Inventory> {
+        let max_size = match self.global.max_input_size {
+            Some(n) => n,
+            None => match self.repo.config("kams.maxInputSize") {
+                Some(v) => parse_size(&v).ok_or_else(|| {
+                    anyhow!("git config kams.maxInputSize: `{v}` is not a size in bytes")
+                })?,
+                None => inventory::DEFAULT_MAX_INPUT,
+            },
+        };
+        let opts = ReadOptions {
+            server: self.global.server.clone(),
+            max_size,
+        };
+        let paths = self.inventory_paths();
+        inventory::read_all(&paths, &opts).map_err(|e| {
+            let hint = if e.message.starts_with("cannot read inventory") {
+                "; capture one, or name it with --inventory PATH (or git config kams.inventory)"
+            } else {
+                ""
+            };
+            anyhow!("{e}{hint}")
+        })
+    }
+
+    /// Reads the lock for a read-only command; a missing lock reads as
+    /// empty (every entry is new), a corrupt one is an error.
+    pub fn lock_for_reading(&self, err: &mut dyn Write) -> Result<Lock> {
+        let path = self.lock_path()?;
+        match lock::store::read(&path)? {
+            Some(l) => Ok(l),
+            None => {
+                let _ = writeln!(
+                    err,
+                    "note: {} does not exist yet: every entry is new (run `git kams record` or `git kams pin`)",
+                    path.display()
+                );
+                Ok(Lock::default())
+            }
+        }
+    }
+
+    /// The severity at which a run fails (`None`: never).
+    pub fn fail_on(&self, flag: Option<&str>) -> Result<Option<Severity>> {
+        let value = match flag {
+            Some(v) => v.to_string(),
+            None => self
+                .repo
+                .config("kams.failOn")
+                .unwrap_or_else(|| "low".into()),
+        };
+        if value == "never" || value == "none" {
+            return Ok(None);
+        }
+        value
+            .parse::<Severity>()
+            .map(Some)
+            .map_err(|e| anyhow!("--fail-on: {e}"))
+    }
+}
+
+/// Parses a size in bytes, with an optional k, m or g suffix (as git does).
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (digits, mult) = match s.chars().last()?.to_ascii_lowercase() {
+        'k' => (&s[..s.len() - 1], 1u64 << 10),
+        'm' => (&s[..s.len() - 1], 1 << 20),
+        'g' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+/// The time recorded in the lock: `SOURCE_DATE_EPOCH` when set (for
+/// reproducible tests and samples), else now; RFC 3339, UTC, seconds.
+pub fn now() -> Result<String> {
+    let t = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(v) => {
+            let secs: i64 = v
+                .trim()
+                .parse()
+                .map_err(|_| anyhow!("SOURCE_DATE_EPOCH `{v}` is not a number of seconds"))?;
+            chrono::DateTime::from_timestamp(secs, 0)
+                .ok_or_else(|| anyhow!("SOURCE_DATE_EPOCH {secs} is out of range"))?
+        }
+        Err(_) => chrono::Utc::now(),
+    };
+    Ok(t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+}
+
+/// Entry selection by `SERVER` or `SERVER/TOOL` keys.
+pub struct Selection {
+    keys: Vec<String>,
+}
+
+impl Selection {
+    /// Selects `keys` (all when empty).
+    pub fn new(keys: &[String]) -> Selection {
+        Selection {
+            keys: keys.to_vec(),
+        }
+    }
+
+    /// True when the subject is selected.
+    pub fn matches(&self, server: &str, tool: Option<&str>) -> bool {
+        self.keys.is_empty()
+            || self.keys.iter().any(|k| {
+                k == server
+                    || tool.is_some_and(|t| {
+                        k.len() == server.len() + 1 + t.len() && *k == format!("{server}/{t}")
+                    })
+            })
+    }
+
+    /// Fails on a key that names nothing in `pairs`.
+    pub fn check(&self, pairs: &[Pair<'_>]) -> Result<()> {
+        for k in &self.keys {
+            let one = Selection {
+                keys: vec![k.clone()],
+            };
+            if !pairs.iter().any(|p| one.matches(p.server, p.tool)) {
+                bail!(
+                    "`{}` names no server or tool of the inventory or the lock (expected SERVER or SERVER/TOOL; see `git kams status`)",
+                    crate::text::escape_display(k)
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs `write` on `out`; a reader that went away (broken pipe) is not an
+/// error: the command's status stands.
+pub fn emit(
+    out: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
+    match write(out).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}

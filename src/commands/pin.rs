@@ -1,0 +1,172 @@
+//! `git kams pin`: approve what the inventory shows now. Selected entries
+//! take the advertised descriptors and become pinned with the approver,
+//! the time and the note; entries the inventory no longer shows are
+//! removed from the lock. Pinned entries whose descriptor did not change
+//! keep their original approval, so history names who really reviewed them.
+
+use std::io::Write;
+
+use anyhow::{bail, Result};
+
+use super::{emit, now, Env, Selection, Status};
+use crate::cli::PinArgs;
+use crate::compare::pairs;
+use crate::descriptor::Descriptor;
+use crate::lock::store::Guard;
+use crate::lock::{Approval, Entry, State};
+use crate::text::{escape_display, has_concealing};
+
+enum Action {
+    Pin(String, Option<String>, Descriptor, Option<Entry>),
+    Remove(String, Option<String>, Entry),
+}
+
+/// The approver: `--approver`, else git config `user.name` and `user.email`.
+fn approver(env: &Env, flag: Option<&str>) -> Result<String> {
+    let who = match flag {
+        Some(a) => a.trim().to_string(),
+        None => match (env.repo.config("user.name"), env.repo.config("user.email")) {
+            (Some(n), Some(e)) => format!("{} <{}>", n.trim(), e.trim()),
+            (Some(n), None) => n.trim().to_string(),
+            _ => bail!("no approver: set git config user.name and user.email, or pass --approver \"Name <email>\""),
+        },
+    };
+    if who.is_empty() || has_concealing(&who) {
+        bail!(
+            "approver `{}` is empty or has control or invisible characters",
+            escape_display(&who)
+        );
+    }
+    Ok(who)
+}
+
+/// Runs `pin`.
+pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
+    let who = approver(env, args.approver.as_deref())?;
+    let inventory = env.inventory()?;
+    let path = env.lock_path()?;
+    let guard = Guard::acquire(&path)?;
+    let mut lock = guard.read()?.unwrap_or_default();
+    let selection = Selection::new(&args.keys);
+    let all = pairs(&inventory, &lock);
+    selection.check(&all)?;
+    let mut actions = Vec::new();
+    for p in all.iter().filter(|p| selection.matches(p.server, p.tool)) {
+        let (server, tool) = (p.server.to_string(), p.tool.map(str::to_string));
+        match (p.entry, p.seen) {
+            (_, Some(seen)) => {
+                if let Some(a) = inventory.servers[p.server]
+                    .ambiguities
+                    .iter()
+                    .find(|a| a.tool.as_deref() == p.tool)
+                {
+                    bail!(
+                        "cannot pin {}: the inventory is ambiguous ({}{}); fix {} first",
+                        escape_display(&p.tool.map_or(server.clone(), |t| format!("{server}/{t}"))),
+                        escape_display(&a.message),
+                        a.field
+                            .as_deref()
+                            .map(|f| format!(" at {}", escape_display(f)))
+                            .unwrap_or_default(),
+                        inventory.servers[p.server].source.display()
+                    );
+                }
+                let unchanged = p.entry.is_some_and(|e| {
+                    e.state == State::Pinned && e.descriptor.digest == seen.digest
+                });
+                if !unchanged {
+                    actions.push(Action::Pin(server, tool, seen.clone(), p.entry.cloned()));
+                }
+            }
+            (Some(entry), None) => actions.push(Action::Remove(server, tool, entry.clone())),
+            (None, None) => {}
+        }
+    }
+    if actions.is_empty() {
+        drop(guard);
+        emit(out, |o| {
+            writeln!(
+                o,
+                "nothing to pin: the selected entries are pinned and unchanged"
+            )
+        })?;
+        return Ok(0);
+    }
+    let time = now()?;
+    let mut lines = Vec::new();
+    for action in actions {
+        match action {
+            Action::Pin(server, tool, descriptor, old) => {
+                let subject = escape_display(
+                    &tool
+                        .as_ref()
+                        .map_or(server.clone(), |t| format!("{server}/{t}")),
+                );
+                lines.push(match &old {
+                    None => format!("pinned    {subject} {} (new)", descriptor.digest),
+                    Some(e) if e.descriptor.digest == descriptor.digest => {
+                        format!(
+                            "pinned    {subject} {} (was provisional)",
+                            descriptor.digest
+                        )
+                    }
+                    Some(e) => format!(
+                        "re-pinned {subject} {} -> {}",
+                        e.descriptor.digest, descriptor.digest
+                    ),
+                });
+                let entry = Entry {
+                    state: State::Pinned,
+                    descriptor,
+                    first_seen: old.map_or(time.clone(), |e| e.first_seen),
+                    approval: Some(Approval {
+                        approver: who.clone(),
+                        at: time.clone(),
+                        note: args.note.clone(),
+                    }),
+                };
+                let slot = lock.servers.entry(server).or_default();
+                match tool {
+                    Some(t) => {
+                        slot.tools.insert(t, entry);
+                    }
+                    None => slot.server = Some(entry),
+                }
+            }
+            Action::Remove(server, tool, old) => {
+                let subject = escape_display(
+                    &tool
+                        .as_ref()
+                        .map_or(server.clone(), |t| format!("{server}/{t}")),
+                );
+                lines.push(format!(
+                    "removed   {subject} {} (no longer advertised)",
+                    old.descriptor.digest
+                ));
+                if let Some(slot) = lock.servers.get_mut(&server) {
+                    match tool {
+                        Some(t) => {
+                            slot.tools.remove(&t);
+                        }
+                        None => slot.server = None,
+                    }
+                }
+            }
+        }
+    }
+    lock.tidy();
+    guard.commit(&lock)?;
+    emit(out, |o| {
+        for l in &lines {
+            writeln!(o, "{l}")?;
+        }
+        writeln!(
+            o,
+            "approved by {} ({}): wrote {}",
+            escape_display(&who),
+            lines.len(),
+            path.display()
+        )
+    })?;
+    Ok(0)
+}

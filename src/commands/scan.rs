@@ -1,0 +1,58 @@
+//! `git kams scan` (every finding) and `git kams diff` (field-level drift
+//! only).
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::{emit, Env, Selection, Status};
+use crate::cli::ScanArgs;
+use crate::compare;
+use crate::detect;
+use crate::finding::{Class, Finding, Severity};
+use crate::report::{self, Format};
+
+/// Every finding of the inventory against the lock, sorted.
+pub fn findings(env: &Env, keys: &[String], err: &mut dyn Write) -> Result<Vec<Finding>> {
+    let inventory = env.inventory()?;
+    let lock = env.lock_for_reading(err)?;
+    let selection = Selection::new(keys);
+    selection.check(&compare::pairs(&inventory, &lock))?;
+    let mut all = compare::compare(&inventory, &lock);
+    all.extend(detect::run(&detect::Context {
+        inventory: &inventory,
+        lock: &lock,
+    }));
+    all.retain(|f| selection.matches(&f.server, f.tool.as_deref()));
+    Finding::sort(&mut all);
+    Ok(all)
+}
+
+/// Runs `scan` (or `diff` when `drift_only`).
+pub fn run(
+    env: &Env,
+    args: &ScanArgs,
+    drift_only: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Status> {
+    let fail_on = env.fail_on(args.fail_on.as_deref())?;
+    let mut all = findings(env, &args.keys, err)?;
+    if drift_only {
+        all.retain(|f| f.class == Class::Drift);
+    }
+    let status = exit_status(&all, fail_on);
+    emit(out, |out| match env.global.format {
+        Format::Text => report::write_text(&all, out),
+        Format::Json => report::write_json(&all, fail_on, out),
+    })?;
+    Ok(status)
+}
+
+/// 1 when a finding is at or above `fail_on`, else 0.
+pub fn exit_status(findings: &[Finding], fail_on: Option<Severity>) -> Status {
+    match fail_on {
+        Some(t) if findings.iter().any(|f| f.severity >= t) => 1,
+        _ => 0,
+    }
+}

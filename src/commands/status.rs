@@ -1,0 +1,96 @@
+//! `git kams status`: each entry's state, its locked and advertised
+//! digests, and whether they still match.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::{emit, Env, Selection, Status};
+use crate::cli::SelectArgs;
+use crate::compare::{pairs, Pair};
+use crate::report::{json_str, Format};
+use crate::text::escape_display;
+
+fn word(p: &Pair<'_>) -> &'static str {
+    match (p.entry, p.seen) {
+        (Some(e), Some(s)) if e.descriptor.digest == s.digest => "ok",
+        (Some(_), Some(_)) => "drifted",
+        (Some(_), None) => "removed",
+        (None, Some(_)) => "new",
+        (None, None) => "absent",
+    }
+}
+
+/// Runs `status`.
+pub fn run(
+    env: &Env,
+    args: &SelectArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Status> {
+    let inventory = env.inventory()?;
+    let lock = env.lock_for_reading(err)?;
+    let all = pairs(&inventory, &lock);
+    let selection = Selection::new(&args.keys);
+    selection.check(&all)?;
+    let rows: Vec<&Pair<'_>> = all
+        .iter()
+        .filter(|p| selection.matches(p.server, p.tool))
+        .filter(|p| p.entry.is_some() || p.seen.is_some())
+        .collect();
+    emit(out, |o| match env.global.format {
+        Format::Text => {
+            writeln!(
+                o,
+                "{:<12} {:<8} {:<12} {:<12} ENTRY",
+                "STATE", "STATUS", "LOCKED", "SEEN"
+            )?;
+            for p in &rows {
+                let subject = p
+                    .tool
+                    .map_or(p.server.to_string(), |t| format!("{}/{t}", p.server));
+                writeln!(
+                    o,
+                    "{:<12} {:<8} {:<12} {:<12} {}",
+                    p.entry.map_or("-", |e| e.state.as_str()),
+                    word(p),
+                    p.entry.map_or("-".into(), |e| e.descriptor.digest.short()),
+                    p.seen.map_or("-".into(), |d| d.digest.short()),
+                    escape_display(&subject)
+                )?;
+            }
+            Ok(())
+        }
+        Format::Json => {
+            writeln!(o, "{{\n  \"version\": 1,\n  \"entries\": [")?;
+            for (i, p) in rows.iter().enumerate() {
+                let digest = |d: Option<String>| d.map_or("null".to_string(), |d| json_str(&d));
+                let fields = |d: Option<&crate::descriptor::Descriptor>| {
+                    d.map_or("null".to_string(), |d| {
+                        let parts: Vec<String> = d
+                            .field_digests
+                            .iter()
+                            .map(|(k, v)| format!("{}: {}", json_str(k), json_str(&v.to_string())))
+                            .collect();
+                        format!("{{{}}}", parts.join(", "))
+                    })
+                };
+                write!(
+                    o,
+                    "    {{\"server\": {}, \"tool\": {}, \"state\": {}, \"status\": {}, \"locked\": {{\"digest\": {}, \"fields\": {}}}, \"seen\": {{\"digest\": {}, \"fields\": {}}}}}",
+                    json_str(p.server),
+                    p.tool.map_or("null".into(), json_str),
+                    p.entry.map_or("null".into(), |e| json_str(e.state.as_str())),
+                    json_str(word(p)),
+                    digest(p.entry.map(|e| e.descriptor.digest.to_string())),
+                    fields(p.entry.map(|e| &e.descriptor)),
+                    digest(p.seen.map(|d| d.digest.to_string())),
+                    fields(p.seen),
+                )?;
+                writeln!(o, "{}", if i + 1 < rows.len() { "," } else { "" })?;
+            }
+            writeln!(o, "  ]\n}}")
+        }
+    })?;
+    Ok(0)
+}

@@ -1,0 +1,429 @@
+//! The inventory against the lock: drift per field, added, removed and
+//! unapproved entries. A pure function over values; reading files and git
+//! happens around it.
+
+pub mod schema;
+
+use crate::descriptor::Descriptor;
+use crate::finding::{Class, Finding, Severity};
+use crate::inventory::Inventory;
+use crate::json::Value;
+use crate::lock::{Entry, Lock, State};
+
+/// A subject present in the lock, the inventory, or both.
+pub struct Pair<'a> {
+    /// Server name.
+    pub server: &'a str,
+    /// Tool name; `None` for the server-level entry.
+    pub tool: Option<&'a str>,
+    /// The lock entry, if any.
+    pub entry: Option<&'a Entry>,
+    /// The advertised descriptor, if any.
+    pub seen: Option<&'a Descriptor>,
+}
+
+/// Every subject of the inventory and the lock, sorted by server then tool
+/// (server level first).
+pub fn pairs<'a>(inv: &'a Inventory, lock: &'a Lock) -> Vec<Pair<'a>> {
+    let mut names: Vec<&str> = inv.servers.keys().map(String::as_str).collect();
+    names.extend(lock.servers.keys().map(String::as_str));
+    names.sort_unstable();
+    names.dedup();
+    let mut out = Vec::new();
+    for server in names {
+        let s_inv = inv.servers.get(server);
+        let s_lock = lock.servers.get(server);
+        out.push(Pair {
+            server,
+            tool: None,
+            entry: s_lock.and_then(|s| s.server.as_ref()),
+            seen: s_inv.map(|s| &s.descriptor),
+        });
+        let mut tools: Vec<&str> = s_inv
+            .map(|s| s.tools.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if let Some(s) = s_lock {
+            tools.extend(s.tools.keys().map(String::as_str));
+        }
+        tools.sort_unstable();
+        tools.dedup();
+        for tool in tools {
+            out.push(Pair {
+                server,
+                tool: Some(tool),
+                entry: s_lock.and_then(|s| s.tools.get(tool)),
+                seen: s_inv.and_then(|s| s.tools.get(tool)).map(|t| &t.descriptor),
+            });
+        }
+    }
+    out
+}
+
+/// All findings of the inventory against the lock (drift, added, removed,
+/// unapproved), unsorted.
+pub fn compare(inv: &Inventory, lock: &Lock) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for pair in pairs(inv, lock) {
+        compare_pair(&pair, &mut out);
+    }
+    out
+}
+
+/// Findings for one subject.
+pub fn compare_pair(pair: &Pair<'_>, out: &mut Vec<Finding>) {
+    let finding = |class, severity, field: Option<String>, message: String, evidence| Finding {
+        class,
+        severity,
+        server: pair.server.to_string(),
+        tool: pair.tool.map(str::to_string),
+        field,
+        message,
+        evidence,
+    };
+    match (pair.entry, pair.seen) {
+        (None, None) => {}
+        (None, Some(seen)) => {
+            let what = if pair.tool.is_some() {
+                "tool"
+            } else {
+                "server"
+            };
+            out.push(finding(
+                Class::Added,
+                Severity::Medium,
+                None,
+                format!("new {what}, not in the lock: a capability nobody reviewed"),
+                vec![format!("digest {}", seen.digest)],
+            ));
+        }
+        (Some(entry), None) => {
+            let sev = lowered(Severity::Low, entry.state);
+            let what = if pair.tool.is_some() {
+                "tool"
+            } else {
+                "server"
+            };
+            out.push(finding(
+                Class::Removed,
+                sev,
+                None,
+                format!(
+                    "{what} in the lock ({}) is no longer advertised",
+                    entry.state.as_str()
+                ),
+                vec![format!("locked digest {}", entry.descriptor.digest)],
+            ));
+        }
+        (Some(entry), Some(seen)) => {
+            if entry.state == State::Provisional {
+                out.push(finding(
+                    Class::Unapproved,
+                    Severity::Low,
+                    None,
+                    "recorded but not pinned: nobody has approved it".into(),
+                    vec![format!("first seen {}", entry.first_seen)],
+                ));
+            }
+            if entry.descriptor.digest == seen.digest {
+                return;
+            }
+            let mut drift = Vec::new();
+            if pair.tool.is_some() {
+                tool_drift(&entry.descriptor, seen, &mut drift);
+            } else {
+                server_drift(&entry.descriptor, seen, &mut drift);
+            }
+            for d in drift {
+                out.push(finding(
+                    Class::Drift,
+                    lowered(d.severity, entry.state),
+                    Some(d.field),
+                    d.message,
+                    d.evidence,
+                ));
+            }
+        }
+    }
+}
+
+fn lowered(s: Severity, state: State) -> Severity {
+    match state {
+        State::Pinned => s,
+        State::Provisional => s.lower(),
+    }
+}
+
+/// One changed field, before the provisional lowering.
+pub struct Drift {
+    /// Pointer of the change.
+    pub field: String,
+    /// Severity for a pinned entry.
+    pub severity: Severity,
+    /// One line.
+    pub message: String,
+    /// Diffs and values.
+    pub evidence: Vec<String>,
+}
+
+fn tool_drift(old: &Descriptor, new: &Descriptor, out: &mut Vec<Drift>) {
+    for field in crate::descriptor::TOOL_FIELDS {
+        let (a, b) = (old.get(field), new.get(field));
+        if a == b {
+            continue;
+        }
+        let at = format!("/{field}");
+        match field {
+            "description" => text_drift(&at, "description", Severity::High, a, b, out),
+            "title" => text_drift(&at, "title", Severity::Medium, a, b, out),
+            "inputSchema" | "outputSchema" => schema_drift(field, a, b, out),
+            "annotations" => annotation_drift(a, b, out),
+            _ => out.push(Drift {
+                field: at,
+                severity: Severity::High,
+                message: format!("{field} changed"),
+                evidence: values_evidence(a, b),
+            }),
+        }
+    }
+}
+
+fn server_drift(old: &Descriptor, new: &Descriptor, out: &mut Vec<Drift>) {
+    for field in crate::descriptor::SERVER_FIELDS {
+        let (a, b) = (old.get(field), new.get(field));
+        if a == b {
+            continue;
+        }
+        match field {
+            "instructions" => text_drift(
+                "/instructions",
+                "server instructions",
+                Severity::High,
+                a,
+                b,
+                out,
+            ),
+            "serverInfo" => {
+                for key in ["name", "title", "version"] {
+                    let (x, y) = (a.and_then(|v| v.get(key)), b.and_then(|v| v.get(key)));
+                    if x != y {
+                        out.push(Drift {
+                            field: format!("/serverInfo/{key}"),
+                            severity: Severity::Low,
+                            message: format!("serverInfo {key} changed"),
+                            evidence: values_evidence(x, y),
+                        });
+                    }
+                }
+                let rest = |v: Option<&Value>| {
+                    v.and_then(Value::as_object).map(|o| {
+                        o.iter()
+                            .filter(|(k, _)| !matches!(k.as_str(), "name" | "title" | "version"))
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect::<crate::json::Object>()
+                    })
+                };
+                if rest(a) != rest(b) {
+                    out.push(Drift {
+                        field: "/serverInfo".into(),
+                        severity: Severity::Low,
+                        message: "serverInfo changed".into(),
+                        evidence: values_evidence(a, b),
+                    });
+                }
+            }
+            _ => keyed_drift(field, a, b, out),
+        }
+    }
+}
+
+/// Prompts and resources, compared entry by entry.
+fn keyed_drift(field: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Drift>) {
+    let empty = crate::json::Object::new();
+    let oa = a.and_then(Value::as_object).unwrap_or(&empty);
+    let ob = b.and_then(Value::as_object).unwrap_or(&empty);
+    let mut keys: Vec<&String> = oa
+        .iter()
+        .map(|(k, _)| k)
+        .chain(ob.iter().map(|(k, _)| k))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        let (x, y) = (oa.get(k), ob.get(k));
+        if x == y {
+            continue;
+        }
+        let mut at = format!("/{field}/");
+        crate::json::push_pointer_token(&mut at, k);
+        let (severity, verb) = match (x, y) {
+            (None, _) => (Severity::Medium, "added"),
+            (_, None) => (Severity::Low, "removed"),
+            _ => (Severity::Medium, "changed"),
+        };
+        out.push(Drift {
+            field: at,
+            severity,
+            message: format!("{field} entry `{k}` {verb}"),
+            evidence: values_evidence(x, y),
+        });
+    }
+}
+
+fn text_drift(
+    at: &str,
+    what: &str,
+    severity: Severity,
+    a: Option<&Value>,
+    b: Option<&Value>,
+    out: &mut Vec<Drift>,
+) {
+    let (sa, sb) = (a.and_then(Value::as_str), b.and_then(Value::as_str));
+    let (message, evidence) = match (a, b, sa, sb) {
+        (_, _, Some(x), Some(y)) => (
+            format!("{what} changed"),
+            vec![format!("words: {}", word_diff(x, y))],
+        ),
+        (None, Some(_), _, Some(y)) => (format!("{what} added"), vec![format!("new: {y}")]),
+        (Some(_), None, Some(x), _) => (format!("{what} removed"), vec![format!("old: {x}")]),
+        _ => (format!("{what} changed"), values_evidence(a, b)),
+    };
+    out.push(Drift {
+        field: at.to_string(),
+        severity,
+        message,
+        evidence,
+    });
+}
+
+fn schema_drift(field: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Drift>) {
+    let mut changes = Vec::new();
+    schema::compare(a, b, &format!("/{field}"), &mut changes);
+    for c in changes {
+        let severity = match c.kind {
+            schema::Kind::Text => Severity::High,
+            schema::Kind::Widened | schema::Kind::Changed => Severity::Medium,
+            schema::Kind::Narrowed | schema::Kind::Cosmetic => Severity::Low,
+        };
+        let evidence = match (&c.old, &c.new, c.kind) {
+            (Some(Value::String(x)), Some(Value::String(y)), schema::Kind::Text) => {
+                vec![format!("words: {}", word_diff(x, y))]
+            }
+            _ => values_evidence(c.old.as_ref(), c.new.as_ref()),
+        };
+        out.push(Drift {
+            field: c.pointer,
+            severity,
+            message: format!("{field} {}: {}", c.kind.as_str(), c.what),
+            evidence,
+        });
+    }
+}
+
+/// (hint, default per the MCP specification, true when `true` claims safety)
+const HINTS: [(&str, bool, bool); 4] = [
+    ("readOnlyHint", false, true),
+    ("destructiveHint", true, false),
+    ("idempotentHint", false, true),
+    ("openWorldHint", true, false),
+];
+
+fn annotation_drift(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Drift>) {
+    let empty = crate::json::Object::new();
+    let oa = a.and_then(Value::as_object).unwrap_or(&empty);
+    let ob = b.and_then(Value::as_object).unwrap_or(&empty);
+    let mut keys: Vec<&String> = oa
+        .iter()
+        .map(|(k, _)| k)
+        .chain(ob.iter().map(|(k, _)| k))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        let (x, y) = (oa.get(k), ob.get(k));
+        if x == y {
+            continue;
+        }
+        let mut at = String::from("/annotations/");
+        crate::json::push_pointer_token(&mut at, k);
+        let hint = HINTS.iter().find(|(h, _, _)| h == k);
+        let (severity, message) = match hint {
+            Some(&(h, default, safe_when_true)) => {
+                let eff = |v: Option<&Value>| match v {
+                    None => Some(default),
+                    Some(Value::Bool(b)) => Some(*b),
+                    Some(_) => None,
+                };
+                match (eff(x), eff(y)) {
+                    (Some(p), Some(q)) if p == q => (Severity::Low, format!("annotations changed: {h} now written explicitly, same meaning")),
+                    (Some(_), Some(q)) if q == safe_when_true => (
+                        Severity::High,
+                        format!("annotations strengthened: {h} now claims safety it did not claim (clients may auto-approve)"),
+                    ),
+                    (Some(_), Some(_)) => (Severity::Medium, format!("annotations weakened: {h} no longer claims safety")),
+                    _ => (Severity::Medium, format!("annotations changed: {h} is not a boolean")),
+                }
+            }
+            None => (Severity::Low, format!("annotations changed: {k}")),
+        };
+        out.push(Drift {
+            field: at,
+            severity,
+            message,
+            evidence: values_evidence(x, y),
+        });
+    }
+}
+
+/// `old:` and `new:` lines with compact canonical JSON of each side.
+pub fn values_evidence(a: Option<&Value>, b: Option<&Value>) -> Vec<String> {
+    let show = |v: Option<&Value>| match v {
+        None => "(absent)".to_string(),
+        Some(v) => String::from_utf8(crate::canon::jcs(v)).expect("JCS output is UTF-8"),
+    };
+    vec![format!("old: {}", show(a)), format!("new: {}", show(b))]
+}
+
+/// A word-level diff in `git diff --word-diff=plain` notation:
+/// `[-removed-]{+added+}`.
+pub fn word_diff(old: &str, new: &str) -> String {
+    use similar::{ChangeTag, TextDiff};
+    let diff = TextDiff::from_words(old, new);
+    let mut out = String::new();
+    let mut pending: Option<ChangeTag> = None;
+    for change in diff.iter_all_changes() {
+        let tag = change.tag();
+        if pending != Some(tag) {
+            match pending {
+                Some(ChangeTag::Delete) => out.push_str("-]"),
+                Some(ChangeTag::Insert) => out.push_str("+}"),
+                _ => {}
+            }
+            match tag {
+                ChangeTag::Delete => out.push_str("[-"),
+                ChangeTag::Insert => out.push_str("{+"),
+                ChangeTag::Equal => {}
+            }
+            pending = Some(tag);
+        }
+        out.push_str(change.value());
+    }
+    match pending {
+        Some(ChangeTag::Delete) => out.push_str("-]"),
+        Some(ChangeTag::Insert) => out.push_str("+}"),
+        _ => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn word_diff_marks_changed_words() {
+        assert_eq!(
+            word_diff("read a file", "read the file"),
+            "read [-a-]{+the+} file"
+        );
+    }
+}

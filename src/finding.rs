@@ -1,0 +1,150 @@
+//! What git-kams reports: a finding has a class, a severity, a subject and
+//! evidence that names the field and the signal. There is never one opaque
+//! score: a reviewer must see which rule fired and why.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// How much a finding matters. Ordered from least to most severe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Known and acknowledged; never fails a run.
+    Info,
+    /// Worth a look: cosmetic or narrowing changes, removals.
+    Low,
+    /// A capability or a way out for data that nobody reviewed.
+    Medium,
+    /// Text that enters the model's context changed, or input is ambiguous.
+    High,
+    /// A reviewed entry now carries a poisoning signal.
+    Critical,
+}
+
+impl Severity {
+    /// Every severity, least severe first.
+    pub const ALL: [Severity; 5] = [
+        Severity::Info,
+        Severity::Low,
+        Severity::Medium,
+        Severity::High,
+        Severity::Critical,
+    ];
+
+    /// The lowercase name used in output and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+            Severity::Critical => "critical",
+        }
+    }
+
+    /// One level lower (drift of an entry nobody vouched for).
+    pub fn lower(self) -> Severity {
+        match self {
+            Severity::Critical => Severity::High,
+            Severity::High => Severity::Medium,
+            Severity::Medium => Severity::Low,
+            Severity::Low | Severity::Info => Severity::Info,
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Severity {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Severity, String> {
+        Severity::ALL
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown severity `{s}` (expected info, low, medium, high or critical)")
+            })
+    }
+}
+
+/// The kind of problem; see DESIGN.md, "Findings".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// A field of a known entry changed.
+    Drift,
+    /// An entry the lock does not know.
+    Added,
+    /// A lock entry the inventory no longer shows.
+    Removed,
+    /// Input that two readers may read two ways (duplicate keys or names).
+    Ambiguous,
+    /// Present, but nobody pinned it.
+    Unapproved,
+}
+
+impl Class {
+    /// The lowercase name used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Drift => "drift",
+            Class::Added => "added",
+            Class::Removed => "removed",
+            Class::Ambiguous => "ambiguous",
+            Class::Unapproved => "unapproved",
+        }
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One thing a reviewer should look at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// What kind of problem.
+    pub class: Class,
+    /// How much it matters.
+    pub severity: Severity,
+    /// The server it concerns.
+    pub server: String,
+    /// The tool, or `None` for a server-level finding.
+    pub tool: Option<String>,
+    /// RFC 6901 pointer into the tool's (or server's) descriptor.
+    pub field: Option<String>,
+    /// One line saying what happened.
+    pub message: String,
+    /// Lines that show why: diffs, values, signals. Raw text; every output
+    /// format escapes it.
+    pub evidence: Vec<String>,
+}
+
+impl Finding {
+    /// `server` or `server/tool`.
+    pub fn subject(&self) -> String {
+        match &self.tool {
+            Some(t) => format!("{}/{}", self.server, t),
+            None => self.server.clone(),
+        }
+    }
+
+    /// The order of every report: most severe first, then by subject,
+    /// class, field and message, so that output is deterministic.
+    pub fn sort(findings: &mut [Finding]) {
+        findings.sort_by(|a, b| {
+            b.severity
+                .cmp(&a.severity)
+                .then_with(|| a.server.cmp(&b.server))
+                .then_with(|| a.tool.cmp(&b.tool))
+                .then_with(|| a.class.cmp(&b.class))
+                .then_with(|| a.field.cmp(&b.field))
+                .then_with(|| a.message.cmp(&b.message))
+                .then_with(|| a.evidence.cmp(&b.evidence))
+        });
+    }
+}

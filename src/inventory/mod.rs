@@ -1,0 +1,610 @@
+//! Reading what the servers advertise: capture files, multi-server
+//! inventories, bare `tools/list` results and JSON-RPC lines.
+//!
+//! The format is detected from content. Parsing is strict: duplicate keys
+//! and duplicate tool names are kept as [`Ambiguity`] records (they become
+//! findings, never silent choices), and anything malformed is an
+//! [`InputError`] that names the file and the JSON pointer.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::descriptor::Descriptor;
+use crate::json::{self, Object, Value};
+
+/// Default cap on one input file, in bytes (see `--max-input-size`).
+pub const DEFAULT_MAX_INPUT: u64 = 128 * 1024 * 1024;
+
+/// Input that cannot be read as an inventory or a lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// The file.
+    pub path: PathBuf,
+    /// JSON pointer of the fault, when there is one.
+    pub pointer: Option<String>,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl InputError {
+    /// An error about `path` at `pointer`.
+    pub fn new(path: &Path, pointer: Option<String>, message: impl Into<String>) -> InputError {
+        InputError {
+            path: path.to_path_buf(),
+            pointer,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {}",
+            self.path.display(),
+            crate::text::escape_display(&self.message)
+        )?;
+        if let Some(p) = &self.pointer {
+            write!(f, " (JSON pointer {})", crate::text::escape_display(p))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// Something two readers may read two ways.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ambiguity {
+    /// The tool, or `None` for the server level.
+    pub tool: Option<String>,
+    /// Pointer into the tool's descriptor (or the server entry).
+    pub field: Option<String>,
+    /// What is ambiguous.
+    pub message: String,
+}
+
+/// One tool as advertised.
+#[derive(Clone, Debug)]
+pub struct Tool {
+    /// Canonical descriptor and digests.
+    pub descriptor: Descriptor,
+    /// JSON pointer of the tool object in its file.
+    pub pointer: String,
+}
+
+/// One server as advertised.
+#[derive(Clone, Debug)]
+pub struct Server {
+    /// The server's name (the key in the lock).
+    pub name: String,
+    /// The file it was read from.
+    pub source: PathBuf,
+    /// Server-level descriptor (instructions, serverInfo, prompts...).
+    pub descriptor: Descriptor,
+    /// How the client reaches it (`transport`, `command`, `url`, `env`...),
+    /// as written; not digested, reviewed by the transport detector.
+    pub launch: Object,
+    /// Tools by name.
+    pub tools: BTreeMap<String, Tool>,
+    /// Duplicate keys and names found while reading.
+    pub ambiguities: Vec<Ambiguity>,
+}
+
+/// Every server of every inventory file, by name.
+#[derive(Clone, Debug, Default)]
+pub struct Inventory {
+    /// Servers by name.
+    pub servers: BTreeMap<String, Server>,
+}
+
+/// How to read inventory files.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    /// Server name for bare `tools/list` results and JSON-RPC lines.
+    pub server: Option<String>,
+    /// Largest file accepted, in bytes.
+    pub max_size: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> ReadOptions {
+        ReadOptions {
+            server: None,
+            max_size: DEFAULT_MAX_INPUT,
+        }
+    }
+}
+
+/// Reads a file whole, refusing it past `max_size` and stripping a UTF-8
+/// byte order mark (RFC 8259 lets a parser ignore one; it never reaches a
+/// string, so it cannot hide anything).
+pub fn read_capped(path: &Path, max_size: u64) -> Result<Vec<u8>, InputError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| InputError::new(path, None, format!("cannot open: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| InputError::new(path, None, format!("cannot stat: {e}")))?;
+    if meta.is_dir() {
+        return Err(InputError::new(
+            path,
+            None,
+            "is a directory, expected a file",
+        ));
+    }
+    let too_big = || {
+        InputError::new(
+            path,
+            None,
+            format!("larger than the input size cap of {max_size} bytes (raise it with --max-input-size or git config kams.maxInputSize)"),
+        )
+    };
+    if meta.len() > max_size {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max_size + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputError::new(path, None, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > max_size {
+        return Err(too_big());
+    }
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    Ok(bytes)
+}
+
+/// The inventory files at `path`: the file itself, or the `*.json` and
+/// `*.jsonl` files directly inside a folder, sorted by name.
+pub fn files_at(path: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| InputError::new(path, None, format!("cannot read inventory: {e}")))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    let entries = std::fs::read_dir(path)
+        .map_err(|e| InputError::new(path, None, format!("cannot list: {e}")))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| InputError::new(path, None, format!("cannot list: {e}")))?;
+        let p = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') || !(name.ends_with(".json") || name.ends_with(".jsonl")) {
+            continue;
+        }
+        if p.is_file() {
+            files.push(p);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(InputError::new(
+            path,
+            None,
+            "inventory folder has no .json or .jsonl file",
+        ));
+    }
+    Ok(files)
+}
+
+/// Reads every inventory at `paths` (files or folders) into one inventory.
+/// A server defined twice is an error: which definition to trust is for a
+/// person to decide.
+pub fn read_all(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory, InputError> {
+    let mut inv = Inventory::default();
+    for path in paths {
+        for file in files_at(path)? {
+            let bytes = read_capped(&file, opts.max_size)?;
+            for server in parse_file(&file, &bytes, opts)? {
+                if let Some(prev) = inv.servers.get(&server.name) {
+                    return Err(InputError::new(
+                        &file,
+                        None,
+                        format!(
+                            "server `{}` is also defined in {}; keep one definition per server",
+                            server.name,
+                            prev.source.display()
+                        ),
+                    ));
+                }
+                inv.servers.insert(server.name.clone(), server);
+            }
+        }
+    }
+    Ok(inv)
+}
+
+/// Parses one inventory file's bytes, detecting its format from content.
+pub fn parse_file(
+    path: &Path,
+    bytes: &[u8],
+    opts: &ReadOptions,
+) -> Result<Vec<Server>, InputError> {
+    let doc = json::parse_many(bytes)
+        .map_err(|e| InputError::new(path, None, format!("invalid JSON: {e}")))?;
+    let mut dups: Vec<(usize, String)> = doc.duplicates;
+    if doc.values.len() > 1 {
+        return from_jsonrpc_lines(path, &doc.values, &dups, opts);
+    }
+    let top = &doc.values[0];
+    let dups: Vec<String> = dups.drain(..).map(|(_, p)| p).collect();
+    let Some(obj) = top.as_object() else {
+        return Err(InputError::new(
+            path,
+            Some(String::new()),
+            format!("top level is {}, expected an object (a capture, {{\"servers\": [...]}}, {{\"tools\": [...]}} or a JSON-RPC response)", top.kind()),
+        ));
+    };
+    if obj.get("servers").is_some() {
+        let Some(list) = obj.get("servers").and_then(Value::as_array) else {
+            return Err(InputError::new(
+                path,
+                Some("/servers".into()),
+                "`servers` must be an array",
+            ));
+        };
+        let mut out = Vec::new();
+        for (i, s) in list.iter().enumerate() {
+            let at = format!("/servers/{i}");
+            let Some(so) = s.as_object() else {
+                return Err(InputError::new(
+                    path,
+                    Some(at),
+                    format!("server is {}, expected an object", s.kind()),
+                ));
+            };
+            let name = server_name(path, so, "name", &at)?;
+            out.push(build_server(path, name, so, &at, &dups)?);
+        }
+        return Ok(out);
+    }
+    if obj.get("jsonrpc").is_some() {
+        return from_jsonrpc_lines(
+            path,
+            &doc.values,
+            &dups.into_iter().map(|p| (0, p)).collect::<Vec<_>>(),
+            opts,
+        );
+    }
+    if obj.get("server").is_some() {
+        let name = server_name(path, obj, "server", "")?;
+        return Ok(vec![build_server(path, name, obj, "", &dups)?]);
+    }
+    if obj.get("tools").is_some() {
+        let name = named_by_option(path, opts)?;
+        return Ok(vec![build_server(path, name, obj, "", &dups)?]);
+    }
+    Err(InputError::new(
+        path,
+        Some(String::new()),
+        "not an inventory: expected a capture (\"server\" and \"tools\"), a multi-server inventory {\"servers\": [...]}, a tools/list result {\"tools\": [...]} or JSON-RPC response lines",
+    ))
+}
+
+fn named_by_option(path: &Path, opts: &ReadOptions) -> Result<String, InputError> {
+    opts.server.clone().ok_or_else(|| {
+        InputError::new(
+            path,
+            None,
+            "a bare tools/list result names no server: pass --server NAME",
+        )
+    })
+}
+
+fn server_name(path: &Path, o: &Object, key: &str, at: &str) -> Result<String, InputError> {
+    match o.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        Some(v) => Err(InputError::new(
+            path,
+            Some(format!("{at}/{key}")),
+            format!("server name is {}, expected a non-empty string", v.kind()),
+        )),
+        None => Err(InputError::new(
+            path,
+            Some(at.to_string()),
+            format!("server has no `{key}`"),
+        )),
+    }
+}
+
+/// JSON-RPC responses, one per line: `initialize` gives serverInfo and
+/// instructions, each `tools/list` page gives tools.
+fn from_jsonrpc_lines(
+    path: &Path,
+    values: &[Value],
+    dups: &[(usize, String)],
+    opts: &ReadOptions,
+) -> Result<Vec<Server>, InputError> {
+    let name = named_by_option(path, opts)?;
+    let mut merged = Object::new();
+    let mut tools = Vec::new();
+    let mut ambiguities = Vec::new();
+    for (line, v) in values.iter().enumerate() {
+        let at = format!("(value {}) ", line + 1);
+        let Some(o) = v.as_object() else {
+            return Err(InputError::new(
+                path,
+                None,
+                format!(
+                    "{at}expected a JSON-RPC response object, found {}",
+                    v.kind()
+                ),
+            ));
+        };
+        if o.get("error").is_some() {
+            return Err(InputError::new(
+                path,
+                Some("/error".into()),
+                format!("{at}is a JSON-RPC error response"),
+            ));
+        }
+        let Some(result) = o.get("result").and_then(Value::as_object) else {
+            // Requests and notifications carry nothing advertised.
+            continue;
+        };
+        for (k, val) in result.iter() {
+            if k == "tools" {
+                let Some(list) = val.as_array() else {
+                    return Err(InputError::new(
+                        path,
+                        Some("/result/tools".into()),
+                        format!("{at}`tools` must be an array"),
+                    ));
+                };
+                tools.extend(list.iter().cloned());
+            } else if matches!(
+                k.as_str(),
+                "serverInfo" | "instructions" | "prompts" | "resources" | "resourceTemplates"
+            ) {
+                merged.insert(k.clone(), val.clone());
+            }
+        }
+        for (_, p) in dups.iter().filter(|(i, _)| *i == line) {
+            ambiguities.push(Ambiguity {
+                tool: None,
+                field: Some(p.clone()),
+                message: format!(
+                    "duplicate key in JSON-RPC line {}: a second value for the same key",
+                    line + 1
+                ),
+            });
+        }
+    }
+    merged.insert("tools".into(), Value::Array(tools));
+    let mut server = build_server(path, name, &merged, "", &[])?;
+    server.ambiguities.extend(ambiguities);
+    Ok(vec![server])
+}
+
+/// Builds a server from its object (`base` is its pointer in the file) and
+/// the file's duplicate-key pointers.
+fn build_server(
+    path: &Path,
+    name: String,
+    o: &Object,
+    base: &str,
+    dups: &[String],
+) -> Result<Server, InputError> {
+    let mut ambiguities = Vec::new();
+    let tools_at = format!("{base}/tools");
+    let list = match o.get("tools") {
+        Some(Value::Array(a)) => a.as_slice(),
+        Some(v) => {
+            return Err(InputError::new(
+                path,
+                Some(tools_at),
+                format!("`tools` is {}, expected an array", v.kind()),
+            ))
+        }
+        None => &[],
+    };
+    let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
+    let mut seen_at: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (i, t) in list.iter().enumerate() {
+        let at = format!("{tools_at}/{i}");
+        let tool = build_tool(path, t, &at)?;
+        let tool_name = tool
+            .descriptor
+            .get("name")
+            .and_then(Value::as_str)
+            .expect("build_tool checks the name")
+            .to_string();
+        for p in dups.iter().filter(|p| p.starts_with(&format!("{at}/"))) {
+            let rel = rename_schema_key(&p[at.len()..]);
+            ambiguities.push(Ambiguity {
+                tool: Some(tool_name.clone()),
+                field: Some(rel.clone()),
+                message: format!("duplicate key {rel}: the tool object names it twice, and clients may read either value"),
+            });
+        }
+        seen_at
+            .entry(tool_name.clone())
+            .or_default()
+            .push(at.clone());
+        tools.insert(tool_name, tool);
+    }
+    for (tool_name, places) in seen_at {
+        if places.len() > 1 {
+            ambiguities.push(Ambiguity {
+                tool: Some(tool_name),
+                field: Some("/name".into()),
+                message: format!(
+                    "tool name appears {} times in one server (at {}); clients may resolve either",
+                    places.len(),
+                    places.join(", ")
+                ),
+            });
+        }
+    }
+    for p in dups
+        .iter()
+        .filter(|p| p.starts_with(base) && !p.starts_with(&format!("{tools_at}/")))
+    {
+        ambiguities.push(Ambiguity {
+            tool: None,
+            field: Some(p[base.len()..].to_string()),
+            message: "duplicate key at the server level: two values for the same key".into(),
+        });
+    }
+
+    let mut server_fields = Object::new();
+    let mut launch = Object::new();
+    for (k, v) in o.iter() {
+        match k.as_str() {
+            "instructions" | "serverInfo" => {
+                server_fields.insert(k.clone(), v.clone());
+            }
+            "prompts" | "resources" | "resourceTemplates" => {
+                let id = match k.as_str() {
+                    "prompts" => "name",
+                    "resources" => "uri",
+                    _ => "uriTemplate",
+                };
+                let at = format!("{base}/{k}");
+                let keyed = keyed_list(path, v, id, &at, &mut ambiguities)?;
+                server_fields.insert(k.clone(), Value::Object(keyed));
+            }
+            "transport" | "command" | "args" | "url" | "env" | "headers" | "type" => {
+                launch.insert(k.clone(), v.clone());
+            }
+            _ => {}
+        }
+    }
+    let (descriptor, collisions) = Descriptor::new(server_fields);
+    for c in collisions {
+        ambiguities.push(Ambiguity {
+            tool: None,
+            field: Some(c.clone()),
+            message: format!("key {c} equals another key after Unicode NFC normalisation"),
+        });
+    }
+    Ok(Server {
+        name,
+        source: path.to_path_buf(),
+        descriptor,
+        launch,
+        tools,
+        ambiguities,
+    })
+}
+
+fn keyed_list(
+    path: &Path,
+    v: &Value,
+    id: &str,
+    at: &str,
+    amb: &mut Vec<Ambiguity>,
+) -> Result<Object, InputError> {
+    let Some(list) = v.as_array() else {
+        return Err(InputError::new(
+            path,
+            Some(at.to_string()),
+            format!("expected an array, found {}", v.kind()),
+        ));
+    };
+    let mut out = Object::new();
+    for (i, item) in list.iter().enumerate() {
+        let Some(key) = item.get(id).and_then(Value::as_str) else {
+            return Err(InputError::new(
+                path,
+                Some(format!("{at}/{i}")),
+                format!("entry has no string `{id}`"),
+            ));
+        };
+        if out.get(key).is_some() {
+            amb.push(Ambiguity {
+                tool: None,
+                field: Some(format!("{at}/{i}")),
+                message: format!("`{key}` is listed twice"),
+            });
+        }
+        out.insert(key.to_string(), item.clone());
+    }
+    Ok(out)
+}
+
+/// DescriptorPin's `input_schema` is MCP's `inputSchema`; pointers name the latter.
+fn rename_schema_key(rel: &str) -> String {
+    for (from, to) in [
+        ("/input_schema", "/inputSchema"),
+        ("/output_schema", "/outputSchema"),
+    ] {
+        if rel == from || rel.starts_with(&format!("{from}/")) {
+            return format!("{to}{}", &rel[from.len()..]);
+        }
+    }
+    rel.to_string()
+}
+
+fn build_tool(path: &Path, t: &Value, at: &str) -> Result<Tool, InputError> {
+    let Some(o) = t.as_object() else {
+        return Err(InputError::new(
+            path,
+            Some(at.to_string()),
+            format!("tool is {}, expected an object", t.kind()),
+        ));
+    };
+    match o.get("name") {
+        Some(Value::String(s)) if !s.is_empty() => {}
+        Some(v) => {
+            return Err(InputError::new(
+                path,
+                Some(format!("{at}/name")),
+                format!("tool name is {}, expected a non-empty string", v.kind()),
+            ))
+        }
+        None => {
+            return Err(InputError::new(
+                path,
+                Some(at.to_string()),
+                "tool has no `name`",
+            ))
+        }
+    }
+    let mut fields = Object::new();
+    for (k, v) in o.iter() {
+        let key = match k.as_str() {
+            "input_schema" => "inputSchema",
+            "output_schema" => "outputSchema",
+            other => other,
+        };
+        if !crate::descriptor::TOOL_FIELDS.contains(&key) {
+            continue;
+        }
+        if fields.get(key).is_some() {
+            return Err(InputError::new(
+                path,
+                Some(format!("{at}/{k}")),
+                format!("tool has both `{k}` and `{key}`"),
+            ));
+        }
+        let expected_object = matches!(key, "inputSchema" | "outputSchema" | "annotations");
+        if expected_object && !matches!(v, Value::Object(_)) {
+            return Err(InputError::new(
+                path,
+                Some(format!("{at}/{k}")),
+                format!("`{k}` is {}, expected an object", v.kind()),
+            ));
+        }
+        fields.insert(key.to_string(), v.clone());
+    }
+    let (descriptor, collisions) = Descriptor::new(fields);
+    if let Some(c) = collisions.first() {
+        // Reported as ambiguity by the caller would need the tool name; a
+        // collision after NFC is rare enough to refuse outright.
+        return Err(InputError::new(
+            path,
+            Some(format!("{at}{c}")),
+            "two keys become equal after Unicode NFC normalisation: clients may read either",
+        ));
+    }
+    Ok(Tool {
+        descriptor,
+        pointer: at.to_string(),
+    })
+}

@@ -1,0 +1,707 @@
+//! A strict JSON reader that keeps what ordinary parsers throw away.
+//!
+//! Descriptors are untrusted input whose every byte may reach a model, so
+//! the usual conveniences are dangerous: `serde_json::Value` keeps one of two
+//! duplicate keys silently, many parsers accept lone surrogates, NaN or a
+//! number that overflows to infinity. This reader refuses all of those with
+//! the byte offset and the JSON pointer of the fault, records duplicate keys
+//! (keeping the last, as JavaScript's `JSON.parse` does) so that the caller
+//! can report them, and bounds nesting so that hostile depth cannot overflow
+//! the stack.
+
+use std::fmt;
+
+/// Deepest nesting accepted; real tool schemas stay far below it.
+pub const MAX_DEPTH: usize = 128;
+
+/// A JSON value with object members in input order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `null`
+    Null,
+    /// `true` or `false`
+    Bool(bool),
+    /// A number, kept as its validated lexeme; see [`Number::as_f64`].
+    Number(Number),
+    /// A string, unescaped.
+    String(String),
+    /// An array.
+    Array(Vec<Value>),
+    /// An object; keys are unique (duplicates were reported and the last kept).
+    Object(Object),
+}
+
+/// A JSON number: its lexeme, known to be a finite IEEE 754 double.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Number {
+    lexeme: String,
+    value: f64,
+}
+
+impl Number {
+    /// The number as a double, the value RFC 8785 canonicalises.
+    pub fn as_f64(&self) -> f64 {
+        self.value
+    }
+
+    /// The number as it was written.
+    pub fn lexeme(&self) -> &str {
+        &self.lexeme
+    }
+
+    /// A number from a finite double (used when building values in code).
+    pub fn from_f64(value: f64) -> Option<Number> {
+        value.is_finite().then(|| Number {
+            lexeme: ryu_js::Buffer::new().format_finite(value).to_string(),
+            value,
+        })
+    }
+}
+
+/// An object's members in input order, keys unique. Equality ignores the
+/// order of members, as JSON does.
+#[derive(Clone, Debug, Default)]
+pub struct Object {
+    members: Vec<(String, Value)>,
+}
+
+impl PartialEq for Object {
+    fn eq(&self, other: &Object) -> bool {
+        self.members.len() == other.members.len()
+            && self.members.iter().all(|(k, v)| other.get(k) == Some(v))
+    }
+}
+
+impl Object {
+    /// An empty object.
+    pub fn new() -> Object {
+        Object::default()
+    }
+
+    /// The value of `key`, if present.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Sets `key`, replacing an earlier value in place.
+    pub fn insert(&mut self, key: String, value: Value) {
+        match self.members.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.members.push((key, value)),
+        }
+    }
+
+    /// Members in input order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.members.iter().map(|(k, v)| (k, v))
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// True when the object has no member.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+}
+
+impl FromIterator<(String, Value)> for Object {
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Object {
+        let mut o = Object::new();
+        for (k, v) in iter {
+            o.insert(k, v);
+        }
+        o
+    }
+}
+
+impl Value {
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The object, if this is one.
+    pub fn as_object(&self) -> Option<&Object> {
+        match self {
+            Value::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The array, if this is one.
+    pub fn as_array(&self) -> Option<&[Value]> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The member `key` of an object.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.as_object().and_then(|o| o.get(key))
+    }
+
+    /// The JSON type name, for error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        }
+    }
+}
+
+/// One step of a JSON pointer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Segment {
+    /// An object member.
+    Key(String),
+    /// An array element.
+    Index(usize),
+}
+
+/// Renders segments as an RFC 6901 JSON pointer (`""` for the root).
+pub fn pointer(segments: &[Segment]) -> String {
+    let mut out = String::new();
+    for s in segments {
+        out.push('/');
+        match s {
+            Segment::Key(k) => push_pointer_token(&mut out, k),
+            Segment::Index(i) => out.push_str(&i.to_string()),
+        }
+    }
+    out
+}
+
+/// Appends one RFC 6901 reference token (`~` as `~0`, `/` as `~1`).
+pub fn push_pointer_token(out: &mut String, token: &str) {
+    for c in token.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// Why a document was refused, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// What was wrong.
+    pub message: String,
+    /// 1-based line of the fault.
+    pub line: usize,
+    /// 1-based column (in characters) of the fault.
+    pub column: usize,
+    /// JSON pointer of the value being read when the fault was found.
+    pub pointer: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at line {} column {}",
+            self.message, self.line, self.column
+        )?;
+        if !self.pointer.is_empty() {
+            write!(f, " (JSON pointer {})", self.pointer)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// A parsed document and the duplicate keys found in it.
+#[derive(Debug)]
+pub struct Document {
+    /// The top-level values: one for a JSON file, one per line for JSON lines.
+    pub values: Vec<Value>,
+    /// JSON pointers of every member whose key repeated an earlier key of the
+    /// same object (pointer into the value of the given top-level index).
+    pub duplicates: Vec<(usize, String)>,
+}
+
+/// Parses one JSON text (RFC 8259), refusing trailing content.
+pub fn parse(input: &[u8]) -> Result<(Value, Vec<String>), ParseError> {
+    let doc = parse_inner(input, false)?;
+    let dups = doc.duplicates.into_iter().map(|(_, p)| p).collect();
+    Ok((doc.values.into_iter().next().expect("one value"), dups))
+}
+
+/// Parses a sequence of JSON texts separated by whitespace (JSON lines).
+pub fn parse_many(input: &[u8]) -> Result<Document, ParseError> {
+    parse_inner(input, true)
+}
+
+fn parse_inner(input: &[u8], many: bool) -> Result<Document, ParseError> {
+    let text = match std::str::from_utf8(input) {
+        Ok(t) => t,
+        Err(e) => {
+            let at = e.valid_up_to();
+            let (line, column) = line_column(&input[..at]);
+            return Err(ParseError {
+                message: format!("invalid UTF-8 (byte offset {at})"),
+                line,
+                column,
+                pointer: String::new(),
+            });
+        }
+    };
+    let mut p = Parser {
+        s: text.as_bytes(),
+        i: 0,
+        path: Vec::new(),
+        duplicates: Vec::new(),
+        top: 0,
+    };
+    let mut values = Vec::new();
+    p.ws();
+    if p.i == p.s.len() {
+        return Err(p.err("empty input: expected a JSON value"));
+    }
+    loop {
+        let v = p.value(0)?;
+        values.push(v);
+        p.ws();
+        if p.i == p.s.len() {
+            break;
+        }
+        if !many {
+            return Err(p.err("unexpected content after the JSON value"));
+        }
+        p.top += 1;
+    }
+    Ok(Document {
+        values,
+        duplicates: p.duplicates,
+    })
+}
+
+fn line_column(before: &[u8]) -> (usize, usize) {
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+    (line, column)
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+    path: Vec<Segment>,
+    duplicates: Vec<(usize, String)>,
+    top: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn err(&self, message: impl Into<String>) -> ParseError {
+        let at = self.i.min(self.s.len());
+        let (line, column) = line_column(&self.s[..at]);
+        ParseError {
+            message: message.into(),
+            line,
+            column,
+            pointer: pointer(&self.path),
+        }
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(&b) = self.s.get(self.i) {
+            if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
+        self.ws();
+        let Some(&b) = self.s.get(self.i) else {
+            return Err(self.err("unexpected end of input: expected a value"));
+        };
+        match b {
+            b'{' => self.object(depth + 1),
+            b'[' => self.array(depth + 1),
+            b'"' => Ok(Value::String(self.string()?)),
+            b't' => self.literal("true", Value::Bool(true)),
+            b'f' => self.literal("false", Value::Bool(false)),
+            b'n' => self.literal("null", Value::Null),
+            b'-' | b'0'..=b'9' => self.number(),
+            b'N' | b'I' => Err(self.err("NaN and Infinity are not JSON numbers")),
+            _ => Err(self.err(format!(
+                "unexpected character {}",
+                describe_at(self.s, self.i)
+            ))),
+        }
+    }
+
+    fn literal(&mut self, word: &str, v: Value) -> Result<Value, ParseError> {
+        if self.s[self.i..].starts_with(word.as_bytes()) {
+            self.i += word.len();
+            Ok(v)
+        } else {
+            Err(self.err(format!("invalid literal: expected `{word}`")))
+        }
+    }
+
+    fn enter(&self, depth: usize) -> Result<(), ParseError> {
+        if depth > MAX_DEPTH {
+            Err(self.err(format!("nesting deeper than {MAX_DEPTH} levels")))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
+        self.enter(depth)?;
+        self.i += 1;
+        let mut members: Vec<(String, Value)> = Vec::new();
+        let mut index: Option<std::collections::HashMap<String, usize>> = None;
+        self.ws();
+        if self.s.get(self.i) == Some(&b'}') {
+            self.i += 1;
+            return Ok(Value::Object(Object { members }));
+        }
+        loop {
+            self.ws();
+            if self.s.get(self.i) != Some(&b'"') {
+                return Err(self.err("expected a string key"));
+            }
+            let key = self.string()?;
+            self.ws();
+            if self.s.get(self.i) != Some(&b':') {
+                return Err(self.err("expected `:` after the key"));
+            }
+            self.i += 1;
+            self.path.push(Segment::Key(key));
+            let v = self.value(depth)?;
+            let Some(Segment::Key(key)) = self.path.pop() else {
+                unreachable!("path stack holds the key pushed above")
+            };
+            let existing = match &index {
+                Some(map) => map.get(&key).copied(),
+                None => members.iter().position(|(k, _)| *k == key),
+            };
+            match existing {
+                Some(at) => {
+                    let mut p = pointer(&self.path);
+                    p.push('/');
+                    push_pointer_token(&mut p, &key);
+                    self.duplicates.push((self.top, p));
+                    members[at].1 = v;
+                }
+                None => {
+                    if let Some(map) = index.as_mut() {
+                        map.insert(key.clone(), members.len());
+                    } else if members.len() >= 16 {
+                        let mut map: std::collections::HashMap<String, usize> = members
+                            .iter()
+                            .enumerate()
+                            .map(|(i, (k, _))| (k.clone(), i))
+                            .collect();
+                        map.insert(key.clone(), members.len());
+                        index = Some(map);
+                    }
+                    members.push((key, v));
+                }
+            }
+            self.ws();
+            match self.s.get(self.i) {
+                Some(b',') => self.i += 1,
+                Some(b'}') => {
+                    self.i += 1;
+                    return Ok(Value::Object(Object { members }));
+                }
+                None => return Err(self.err("unexpected end of input inside an object")),
+                _ => return Err(self.err("expected `,` or `}`")),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
+        self.enter(depth)?;
+        self.i += 1;
+        let mut items = Vec::new();
+        self.ws();
+        if self.s.get(self.i) == Some(&b']') {
+            self.i += 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            self.path.push(Segment::Index(items.len()));
+            let v = self.value(depth)?;
+            self.path.pop();
+            items.push(v);
+            self.ws();
+            match self.s.get(self.i) {
+                Some(b',') => self.i += 1,
+                Some(b']') => {
+                    self.i += 1;
+                    return Ok(Value::Array(items));
+                }
+                None => return Err(self.err("unexpected end of input inside an array")),
+                _ => return Err(self.err("expected `,` or `]`")),
+            }
+        }
+    }
+
+    fn number(&mut self) -> Result<Value, ParseError> {
+        let start = self.i;
+        let s = self.s;
+        let mut i = self.i;
+        if s[i] == b'-' {
+            i += 1;
+        }
+        match s.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => {
+                while matches!(s.get(i), Some(b'0'..=b'9')) {
+                    i += 1;
+                }
+            }
+            _ => {
+                self.i = i;
+                return Err(self.err("invalid number: expected a digit"));
+            }
+        }
+        if s.get(i) == Some(&b'.') {
+            i += 1;
+            if !matches!(s.get(i), Some(b'0'..=b'9')) {
+                self.i = i;
+                return Err(self.err("invalid number: expected a digit after `.`"));
+            }
+            while matches!(s.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+        }
+        if matches!(s.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(s.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            if !matches!(s.get(i), Some(b'0'..=b'9')) {
+                self.i = i;
+                return Err(self.err("invalid number: expected a digit in the exponent"));
+            }
+            while matches!(s.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+        }
+        // The grammar above admits only ASCII, so this slice is valid UTF-8.
+        let lexeme = std::str::from_utf8(&s[start..i]).expect("ASCII number");
+        let value: f64 = lexeme.parse().map_err(|_| self.err("invalid number"))?;
+        if !value.is_finite() {
+            return Err(self.err(format!(
+                "number {lexeme} is beyond the range of a double (RFC 8785 requires IEEE 754)"
+            )));
+        }
+        self.i = i;
+        Ok(Value::Number(Number {
+            lexeme: lexeme.to_string(),
+            value,
+        }))
+    }
+
+    fn string(&mut self) -> Result<String, ParseError> {
+        debug_assert_eq!(self.s[self.i], b'"');
+        self.i += 1;
+        let start = self.i;
+        // Fast path: no escape before the closing quote.
+        let mut j = start;
+        while let Some(&b) = self.s.get(j) {
+            match b {
+                b'"' => {
+                    self.i = j + 1;
+                    // Input was validated as UTF-8 and quotes are ASCII.
+                    return Ok(std::str::from_utf8(&self.s[start..j])
+                        .expect("validated UTF-8")
+                        .to_string());
+                }
+                b'\\' => break,
+                0x00..=0x1f => {
+                    self.i = j;
+                    return Err(self.err("unescaped control character in a string"));
+                }
+                _ => j += 1,
+            }
+        }
+        let mut out =
+            String::from(std::str::from_utf8(&self.s[start..j]).expect("validated UTF-8"));
+        self.i = j;
+        loop {
+            let Some(&b) = self.s.get(self.i) else {
+                return Err(self.err("unterminated string"));
+            };
+            match b {
+                b'"' => {
+                    self.i += 1;
+                    return Ok(out);
+                }
+                b'\\' => {
+                    self.i += 1;
+                    let Some(&e) = self.s.get(self.i) else {
+                        return Err(self.err("unterminated escape"));
+                    };
+                    self.i += 1;
+                    match e {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let hi = self.hex4()?;
+                            let c = if (0xD800..0xDC00).contains(&hi) {
+                                if self.s.get(self.i) == Some(&b'\\')
+                                    && self.s.get(self.i + 1) == Some(&b'u')
+                                {
+                                    self.i += 2;
+                                    let lo = self.hex4()?;
+                                    if !(0xDC00..0xE000).contains(&lo) {
+                                        return Err(self.err(format!(
+                                            "lone surrogate escape \\u{hi:04X} (not followed by a low surrogate)"
+                                        )));
+                                    }
+                                    0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                                } else {
+                                    return Err(self.err(format!(
+                                        "lone surrogate escape \\u{hi:04X} (not valid Unicode)"
+                                    )));
+                                }
+                            } else if (0xDC00..0xE000).contains(&hi) {
+                                return Err(self.err(format!(
+                                    "lone surrogate escape \\u{hi:04X} (not valid Unicode)"
+                                )));
+                            } else {
+                                hi
+                            };
+                            out.push(char::from_u32(c).expect("surrogates handled above"));
+                        }
+                        _ => {
+                            self.i -= 1;
+                            return Err(self.err("invalid escape in a string"));
+                        }
+                    }
+                }
+                0x00..=0x1f => return Err(self.err("unescaped control character in a string")),
+                _ => {
+                    // Copy the run up to the next quote, backslash or control.
+                    let run_start = self.i;
+                    let mut k = self.i;
+                    while let Some(&c) = self.s.get(k) {
+                        if c == b'"' || c == b'\\' || c < 0x20 {
+                            break;
+                        }
+                        k += 1;
+                    }
+                    out.push_str(
+                        std::str::from_utf8(&self.s[run_start..k]).expect("validated UTF-8"),
+                    );
+                    self.i = k;
+                }
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u32, ParseError> {
+        let Some(digits) = self.s.get(self.i..self.i + 4) else {
+            return Err(self.err("truncated \\u escape"));
+        };
+        let mut v = 0u32;
+        for &d in digits {
+            let n = match d {
+                b'0'..=b'9' => d - b'0',
+                b'a'..=b'f' => d - b'a' + 10,
+                b'A'..=b'F' => d - b'A' + 10,
+                _ => return Err(self.err("invalid \\u escape: expected four hex digits")),
+            };
+            v = v * 16 + u32::from(n);
+        }
+        self.i += 4;
+        Ok(v)
+    }
+}
+
+fn describe_at(s: &[u8], i: usize) -> String {
+    let rest = std::str::from_utf8(&s[i..]).unwrap_or("");
+    match rest.chars().next() {
+        Some(c) if c.is_ascii_graphic() => format!("`{c}`"),
+        Some(c) => format!("U+{:04X}", c as u32),
+        None => "end of input".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_keys_are_reported_with_their_pointer() {
+        let (v, d) = parse(br#"{"a":{"b":1,"b":2},"c/d":[{"x":1,"x":1}]}"#).unwrap();
+        assert_eq!(d, vec!["/a/b".to_string(), "/c~1d/0/x".to_string()]);
+        assert_eq!(
+            v.get("a").unwrap().get("b"),
+            Some(&Value::Number(Number::from_f64(2.0).unwrap()))
+        );
+    }
+
+    #[test]
+    fn refuses_what_json_does_not_allow() {
+        for bad in [
+            &b""[..],
+            b"NaN",
+            b"[Infinity]",
+            b"1e400",
+            br#""\ud800""#,
+            br#""\udc00x""#,
+            b"{\"a\":1,}",
+            b"01",
+            b"\"a\x01\"",
+            b"{} {}",
+            b"\xff",
+        ] {
+            assert!(
+                parse(bad).is_err(),
+                "accepted {:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = "[".repeat(100_000);
+        let e = parse(deep.as_bytes()).unwrap_err();
+        assert!(e.message.contains("nesting"), "{e}");
+    }
+
+    #[test]
+    fn error_names_line_column_and_pointer() {
+        let e = parse(b"{\n  \"a\": [1, 2, x]\n}").unwrap_err();
+        assert_eq!((e.line, e.column, e.pointer.as_str()), (2, 15, "/a/2"));
+    }
+
+    #[test]
+    fn surrogate_pairs_and_escapes_decode() {
+        let (v, _) = parse(br#""\ud83d\ude00\u200b\n""#).unwrap();
+        assert_eq!(v.as_str(), Some("\u{1F600}\u{200B}\n"));
+    }
+}

@@ -1,0 +1,485 @@
+//! The lock's data and its text: one block per entry, keys in a fixed order,
+//! servers and tools sorted, so that approving one tool changes only that
+//! tool's lines and two branches that pin different tools merge cleanly.
+
+use std::collections::BTreeMap;
+
+use crate::canon::{write_string, write_value, Digest, Escape};
+use crate::descriptor::Descriptor;
+use crate::json::{self, Object, Value};
+
+/// The format version this build writes and the newest it reads.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// Whether a person vouched for an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Seen, nobody vouched for it.
+    Provisional,
+    /// Approved by a person.
+    Pinned,
+}
+
+impl State {
+    /// The name written in the lock.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Provisional => "provisional",
+            State::Pinned => "pinned",
+        }
+    }
+}
+
+/// Who approved an entry, when, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Approval {
+    /// `Name <email>`.
+    pub approver: String,
+    /// RFC 3339 UTC time of the approval.
+    pub at: String,
+    /// The reviewer's note.
+    pub note: String,
+}
+
+/// One server-level or tool entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// Provisional or pinned.
+    pub state: State,
+    /// The canonical descriptor that was seen, with its digests.
+    pub descriptor: Descriptor,
+    /// RFC 3339 UTC time the entry was first recorded.
+    pub first_seen: String,
+    /// Present exactly when the entry is pinned.
+    pub approval: Option<Approval>,
+}
+
+/// A server's entries.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LockServer {
+    /// The server-level entry (instructions, serverInfo, prompts...).
+    pub server: Option<Entry>,
+    /// Tool entries by name.
+    pub tools: BTreeMap<String, Entry>,
+}
+
+/// The whole lock.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lock {
+    /// Servers by name.
+    pub servers: BTreeMap<String, LockServer>,
+}
+
+/// Why a lock could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockError {
+    /// JSON pointer of the fault, when there is one.
+    pub pointer: Option<String>,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl LockError {
+    fn at(pointer: &str, message: impl Into<String>) -> LockError {
+        LockError {
+            pointer: Some(pointer.to_string()),
+            message: message.into(),
+        }
+    }
+}
+
+impl Lock {
+    /// The entry for `server` (`tool` = None for the server level).
+    pub fn entry(&self, server: &str, tool: Option<&str>) -> Option<&Entry> {
+        let s = self.servers.get(server)?;
+        match tool {
+            None => s.server.as_ref(),
+            Some(t) => s.tools.get(t),
+        }
+    }
+
+    /// Number of entries, server-level ones included.
+    pub fn len(&self) -> usize {
+        self.servers
+            .values()
+            .map(|s| s.tools.len() + usize::from(s.server.is_some()))
+            .sum()
+    }
+
+    /// True when the lock has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops servers left with no entry.
+    pub fn tidy(&mut self) {
+        self.servers
+            .retain(|_, s| s.server.is_some() || !s.tools.is_empty());
+    }
+
+    /// The lock's text: the one canonical layout (see `docs/lockfile.md`).
+    pub fn to_text(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(1024 + self.len() * 1024);
+        out.extend_from_slice(
+            format!("{{\n  \"version\": {FORMAT_VERSION},\n  \"servers\": {{").as_bytes(),
+        );
+        for (si, (name, server)) in self.servers.iter().enumerate() {
+            out.extend_from_slice(if si == 0 { b"\n    " } else { b",\n    " });
+            write_string(name, Escape::Visible, &mut out);
+            out.extend_from_slice(b": {");
+            let mut first = true;
+            if let Some(entry) = &server.server {
+                out.extend_from_slice(b"\n      \"server\": ");
+                write_entry(entry, 6, &mut out);
+                first = false;
+            }
+            out.extend_from_slice(if first {
+                b"\n      \"tools\": {"
+            } else {
+                b",\n      \"tools\": {"
+            });
+            for (ti, (tool, entry)) in server.tools.iter().enumerate() {
+                out.extend_from_slice(if ti == 0 {
+                    b"\n        "
+                } else {
+                    b",\n        "
+                });
+                write_string(tool, Escape::Visible, &mut out);
+                out.extend_from_slice(b": ");
+                write_entry(entry, 8, &mut out);
+            }
+            if server.tools.is_empty() {
+                out.extend_from_slice(b"}");
+            } else {
+                out.extend_from_slice(b"\n      }");
+            }
+            out.extend_from_slice(b"\n    }");
+        }
+        if self.servers.is_empty() {
+            out.extend_from_slice(b"}\n}\n");
+        } else {
+            out.extend_from_slice(b"\n  }\n}\n");
+        }
+        out
+    }
+
+    /// Reads a lock's text strictly: unknown keys, missing keys, digests
+    /// that do not match their descriptor, and newer versions are errors.
+    pub fn parse(bytes: &[u8]) -> Result<Lock, LockError> {
+        let (top, dups) = json::parse(bytes).map_err(|e| LockError {
+            pointer: Some(e.pointer.clone()),
+            message: format!(
+                "not valid JSON: {} at line {} column {}",
+                e.message, e.line, e.column
+            ),
+        })?;
+        if let Some(d) = dups.first() {
+            return Err(LockError::at(
+                d,
+                "duplicate key (a lock is written without any: was it edited or merged by hand?)",
+            ));
+        }
+        let o = obj(&top, "")?;
+        only_keys(o, "", &["version", "servers"])?;
+        match o.get("version") {
+            Some(Value::Number(n)) if n.as_f64().fract() == 0.0 && n.as_f64() >= 1.0 => {
+                let v = n.as_f64() as u64;
+                if v > FORMAT_VERSION {
+                    return Err(LockError::at(
+                        "/version",
+                        format!("format version {v} is newer than this git-kams reads ({FORMAT_VERSION}); upgrade git-kams"),
+                    ));
+                }
+            }
+            Some(_) => {
+                return Err(LockError::at(
+                    "/version",
+                    "version must be a positive integer",
+                ))
+            }
+            None => return Err(LockError::at("", "no `version`: not a kams.lock")),
+        }
+        let servers = obj(
+            o.get("servers")
+                .ok_or_else(|| LockError::at("", "no `servers`"))?,
+            "/servers",
+        )?;
+        let mut lock = Lock::default();
+        for (name, s) in servers.iter() {
+            let at = ptr("/servers", name);
+            let so = obj(s, &at)?;
+            only_keys(so, &at, &["server", "tools"])?;
+            let mut ls = LockServer::default();
+            if let Some(e) = so.get("server") {
+                ls.server = Some(read_entry(e, &format!("{at}/server"))?);
+            }
+            let tools_at = format!("{at}/tools");
+            let tools = obj(
+                so.get("tools")
+                    .ok_or_else(|| LockError::at(&at, "no `tools`"))?,
+                &tools_at,
+            )?;
+            for (tool, e) in tools.iter() {
+                let eat = ptr(&tools_at, tool);
+                let entry = read_entry(e, &eat)?;
+                if entry.descriptor.get("name").and_then(Value::as_str) != Some(tool.as_str()) {
+                    return Err(LockError::at(
+                        &eat,
+                        "descriptor name differs from the entry's key",
+                    ));
+                }
+                ls.tools.insert(tool.clone(), entry);
+            }
+            lock.servers.insert(name.clone(), ls);
+        }
+        Ok(lock)
+    }
+}
+
+fn ptr(base: &str, token: &str) -> String {
+    let mut p = format!("{base}/");
+    json::push_pointer_token(&mut p, token);
+    p
+}
+
+fn obj<'a>(v: &'a Value, at: &str) -> Result<&'a Object, LockError> {
+    v.as_object()
+        .ok_or_else(|| LockError::at(at, format!("expected an object, found {}", v.kind())))
+}
+
+fn string<'a>(o: &'a Object, key: &str, at: &str) -> Result<&'a str, LockError> {
+    match o.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(v) => Err(LockError::at(
+            &ptr(at, key),
+            format!("expected a string, found {}", v.kind()),
+        )),
+        None => Err(LockError::at(at, format!("missing `{key}`"))),
+    }
+}
+
+fn only_keys(o: &Object, at: &str, allowed: &[&str]) -> Result<(), LockError> {
+    for (k, _) in o.iter() {
+        if !allowed.contains(&k.as_str()) {
+            return Err(LockError::at(
+                &ptr(at, k),
+                "unknown key (written by a newer git-kams, or edited by hand?)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn digest(o: &Object, key: &str, at: &str) -> Result<Digest, LockError> {
+    let s = string(o, key, at)?;
+    Digest::parse(s).ok_or_else(|| {
+        LockError::at(
+            &ptr(at, key),
+            "expected `sha256:` and 64 lowercase hex digits",
+        )
+    })
+}
+
+fn read_entry(v: &Value, at: &str) -> Result<Entry, LockError> {
+    let o = obj(v, at)?;
+    only_keys(
+        o,
+        at,
+        &[
+            "state",
+            "digest",
+            "fields",
+            "first_seen",
+            "approval",
+            "descriptor",
+        ],
+    )?;
+    let state = match string(o, "state", at)? {
+        "provisional" => State::Provisional,
+        "pinned" => State::Pinned,
+        other => {
+            return Err(LockError::at(
+                &ptr(at, "state"),
+                format!(
+                    "unknown state `{}` (expected provisional or pinned)",
+                    crate::text::escape_display(other)
+                ),
+            ))
+        }
+    };
+    let descriptor_at = ptr(at, "descriptor");
+    let fields = obj(
+        o.get("descriptor")
+            .ok_or_else(|| LockError::at(at, "missing `descriptor`"))?,
+        &descriptor_at,
+    )?;
+    let descriptor = Descriptor::from_canonical(fields.clone());
+    if digest(o, "digest", at)? != descriptor.digest {
+        return Err(LockError::at(
+            &ptr(at, "digest"),
+            "digest does not match the stored descriptor (edited by hand?)",
+        ));
+    }
+    let fields_at = ptr(at, "fields");
+    let field_digests = obj(
+        o.get("fields")
+            .ok_or_else(|| LockError::at(at, "missing `fields`"))?,
+        &fields_at,
+    )?;
+    if field_digests.len() != descriptor.field_digests.len() {
+        return Err(LockError::at(
+            &fields_at,
+            "field digests do not list exactly the descriptor's fields",
+        ));
+    }
+    for (k, expected) in &descriptor.field_digests {
+        if digest(field_digests, k, &fields_at)? != *expected {
+            return Err(LockError::at(
+                &ptr(&fields_at, k),
+                "field digest does not match the stored descriptor",
+            ));
+        }
+    }
+    let first_seen = string(o, "first_seen", at)?.to_string();
+    let approval = match o.get("approval") {
+        None => None,
+        Some(a) => {
+            let aat = ptr(at, "approval");
+            let ao = obj(a, &aat)?;
+            only_keys(ao, &aat, &["approver", "at", "note"])?;
+            Some(Approval {
+                approver: string(ao, "approver", &aat)?.to_string(),
+                at: string(ao, "at", &aat)?.to_string(),
+                note: string(ao, "note", &aat)?.to_string(),
+            })
+        }
+    };
+    if (state == State::Pinned) != approval.is_some() {
+        return Err(LockError::at(
+            at,
+            "a pinned entry needs an `approval`, and only a pinned entry has one",
+        ));
+    }
+    Ok(Entry {
+        state,
+        descriptor,
+        first_seen,
+        approval,
+    })
+}
+
+fn indent(n: usize, out: &mut Vec<u8>) {
+    out.push(b'\n');
+    out.extend(std::iter::repeat_n(b' ', n));
+}
+
+fn key(k: &str, n: usize, out: &mut Vec<u8>) {
+    indent(n, out);
+    write_string(k, Escape::Visible, out);
+    out.extend_from_slice(b": ");
+}
+
+fn write_entry(e: &Entry, n: usize, out: &mut Vec<u8>) {
+    out.push(b'{');
+    key("state", n + 2, out);
+    write_string(e.state.as_str(), Escape::Visible, out);
+    out.push(b',');
+    key("digest", n + 2, out);
+    write_string(&e.descriptor.digest.to_string(), Escape::Visible, out);
+    out.push(b',');
+    key("fields", n + 2, out);
+    out.push(b'{');
+    for (i, (f, d)) in e.descriptor.field_digests.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        key(f, n + 4, out);
+        write_string(&d.to_string(), Escape::Visible, out);
+    }
+    indent(n + 2, out);
+    out.extend_from_slice(b"},");
+    key("first_seen", n + 2, out);
+    write_string(&e.first_seen, Escape::Visible, out);
+    out.push(b',');
+    if let Some(a) = &e.approval {
+        key("approval", n + 2, out);
+        out.push(b'{');
+        key("approver", n + 4, out);
+        write_string(&a.approver, Escape::Visible, out);
+        out.push(b',');
+        key("at", n + 4, out);
+        write_string(&a.at, Escape::Visible, out);
+        out.push(b',');
+        key("note", n + 4, out);
+        write_string(&a.note, Escape::Visible, out);
+        indent(n + 2, out);
+        out.extend_from_slice(b"},");
+    }
+    key("descriptor", n + 2, out);
+    out.push(b'{');
+    let members = crate::canon::sorted_members(&e.descriptor.fields);
+    for (i, (f, v)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        key(f, n + 4, out);
+        write_value(v, Escape::Visible, out);
+    }
+    indent(n + 2, out);
+    out.push(b'}');
+    indent(n, out);
+    out.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Lock {
+        let (v, _) = json::parse(
+            br#"{"name":"read","description":"Read\u200b it","inputSchema":{"type":"object"}}"#,
+        )
+        .unwrap();
+        let (d, _) = Descriptor::new(v.as_object().unwrap().clone());
+        let mut lock = Lock::default();
+        let mut s = LockServer::default();
+        s.tools.insert(
+            "read".into(),
+            Entry {
+                state: State::Pinned,
+                descriptor: d,
+                first_seen: "2026-01-01T00:00:00Z".into(),
+                approval: Some(Approval {
+                    approver: "A <a@example.com>".into(),
+                    at: "2026-01-02T00:00:00Z".into(),
+                    note: "ok".into(),
+                }),
+            },
+        );
+        lock.servers.insert("fs".into(), s);
+        lock
+    }
+
+    #[test]
+    fn text_round_trips_and_hides_nothing() {
+        let lock = sample();
+        let text = lock.to_text();
+        assert!(!String::from_utf8_lossy(&text).contains('\u{200B}'));
+        assert!(text.ends_with(b"}\n"));
+        assert_eq!(Lock::parse(&text).unwrap(), lock);
+        assert_eq!(
+            Lock::parse(&Lock::default().to_text()).unwrap(),
+            Lock::default()
+        );
+    }
+
+    #[test]
+    fn refuses_newer_versions_and_tampered_entries() {
+        let e = Lock::parse(br#"{"version": 99, "servers": {}}"#).unwrap_err();
+        assert!(e.message.contains("newer"), "{e:?}");
+        let text = String::from_utf8(sample().to_text()).unwrap();
+        let tampered = text.replace("Read\\u200b it", "Read it");
+        let e = Lock::parse(tampered.as_bytes()).unwrap_err();
+        assert!(e.message.contains("does not match"), "{e:?}");
+    }
+}

@@ -1,0 +1,148 @@
+//! Reading and writing `kams.lock` on disk.
+//!
+//! A writer takes `kams.lock.lock` with `O_CREAT|O_EXCL` (git's own
+//! convention for `index.lock`), reads the current lock while holding it,
+//! writes the new text into the lock file, flushes it to disk and renames it
+//! over `kams.lock`. Readers therefore see the old lock or the new one,
+//! never half of one, and two writers cannot lose each other's update.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use super::format::Lock;
+use crate::inventory::read_capped;
+
+/// Largest lock accepted.
+pub const MAX_LOCK_SIZE: u64 = 1 << 30;
+
+/// Reads the lock at `path`: `Ok(None)` when there is no file, an error
+/// (never an empty lock) when it cannot be read or parsed.
+pub fn read(path: &Path) -> Result<Option<Lock>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => bail!("{}: cannot read the lock: {e}", path.display()),
+        Ok(_) => {}
+    }
+    let bytes = read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?;
+    parse_at(path, &bytes).map(Some)
+}
+
+/// Parses lock text, naming `path` in the error.
+pub fn parse_at(path: &Path, bytes: &[u8]) -> Result<Lock> {
+    Lock::parse(bytes).map_err(|e| {
+        let at = e
+            .pointer
+            .filter(|p| !p.is_empty())
+            .map(|p| format!(" (JSON pointer {})", crate::text::escape_display(&p)))
+            .unwrap_or_default();
+        anyhow!(
+            "{}: corrupt lock: {}{at}; restore it with `git checkout -- {}` or fix it by hand",
+            path.display(),
+            crate::text::escape_display(&e.message),
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        )
+    })
+}
+
+/// An exclusive claim on the lock path, released on drop.
+pub struct Guard {
+    path: PathBuf,
+    lock_path: PathBuf,
+    file: Option<File>,
+}
+
+impl Guard {
+    /// Takes `PATH.lock`, failing at once if another writer holds it.
+    pub fn acquire(path: &Path) -> Result<Guard> {
+        let mut lock_path = path.as_os_str().to_owned();
+        lock_path.push(".lock");
+        let lock_path = PathBuf::from(lock_path);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock_path)
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    anyhow!(
+                        "{}: lock held by another git-kams (or left by one that crashed); if none is running, remove {}",
+                        path.display(),
+                        lock_path.display()
+                    )
+                } else {
+                    anyhow!("{}: cannot create {}: {e}", path.display(), lock_path.display())
+                }
+            })?;
+        Ok(Guard {
+            path: path.to_path_buf(),
+            lock_path,
+            file: Some(file),
+        })
+    }
+
+    /// Reads the current lock while holding the claim.
+    pub fn read(&self) -> Result<Option<Lock>> {
+        read(&self.path)
+    }
+
+    /// Replaces the lock with `lock`, atomically, and releases the claim.
+    pub fn commit(mut self, lock: &Lock) -> Result<()> {
+        let mut file = self.file.take().expect("guard holds its file until commit");
+        let text = lock.to_text();
+        let written = file.write_all(&text).and_then(|_| file.sync_all());
+        drop(file);
+        let renamed = written
+            .with_context(|| format!("cannot write {}", self.lock_path.display()))
+            .and_then(|_| {
+                std::fs::rename(&self.lock_path, &self.path).with_context(|| {
+                    format!(
+                        "cannot rename {} to {}",
+                        self.lock_path.display(),
+                        self.path.display()
+                    )
+                })
+            });
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&self.lock_path);
+        }
+        renamed?;
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // Make the rename itself durable; not every file system allows it.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            let _ = std::fs::remove_file(&self.lock_path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_writer_is_refused_and_claim_is_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kams.lock");
+        let g = Guard::acquire(&path).unwrap();
+        let err = Guard::acquire(&path).err().unwrap().to_string();
+        assert!(err.contains("lock held"), "{err}");
+        g.commit(&Lock::default()).unwrap();
+        assert!(!dir.path().join("kams.lock.lock").exists());
+        assert_eq!(read(&path).unwrap(), Some(Lock::default()));
+        drop(Guard::acquire(&path).unwrap());
+        assert!(Guard::acquire(&path).is_ok());
+    }
+}
