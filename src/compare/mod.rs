@@ -338,38 +338,47 @@ fn annotation_drift(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Drift>) 
         .collect();
     keys.sort();
     keys.dedup();
+    // Changes grouped by what they mean: one finding per group, not per hint.
+    let (mut claims, mut drops, mut odd, mut cosmetic) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for k in keys {
         let (x, y) = (oa.get(k), ob.get(k));
         if x == y {
             continue;
         }
-        let mut at = String::from("/annotations/");
-        crate::json::push_pointer_token(&mut at, k);
-        let hint = HINTS.iter().find(|(h, _, _)| h == k);
-        let (severity, message) = match hint {
-            Some(&(h, default, safe_when_true)) => {
-                let eff = |v: Option<&Value>| match v {
-                    None => Some(default),
-                    Some(Value::Bool(b)) => Some(*b),
-                    Some(_) => None,
-                };
-                match (eff(x), eff(y)) {
-                    (Some(p), Some(q)) if p == q => (Severity::Low, format!("annotations changed: {h} now written explicitly, same meaning")),
-                    (Some(_), Some(q)) if q == safe_when_true => (
-                        Severity::High,
-                        format!("annotations strengthened: {h} now claims safety it did not claim (clients may auto-approve)"),
-                    ),
-                    (Some(_), Some(_)) => (Severity::Medium, format!("annotations weakened: {h} no longer claims safety")),
-                    _ => (Severity::Medium, format!("annotations changed: {h} is not a boolean")),
-                }
-            }
-            None => (Severity::Low, format!("annotations changed: {k}")),
+        let Some(&(h, default, safe_when_true)) = HINTS.iter().find(|(h, _, _)| h == k) else {
+            cosmetic.push(k.clone());
+            continue;
         };
+        let eff = |v: Option<&Value>| match v {
+            None => Some(default),
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => None,
+        };
+        match (eff(x), eff(y)) {
+            (Some(p), Some(q)) if p == q => cosmetic.push(format!("{h} (same meaning)")),
+            (Some(_), Some(q)) if q == safe_when_true => claims.push(format!("{h}={q}")),
+            (Some(_), Some(q)) => drops.push(format!("{h}={q}")),
+            _ => odd.push(h.to_string()),
+        }
+    }
+    let groups = [
+        (claims, Severity::High, "annotations strengthened: now claims safety it did not claim (clients may auto-approve)"),
+        (drops, Severity::Medium, "annotations weakened: no longer claims safety"),
+        (odd, Severity::Medium, "annotations changed: hint is not a boolean"),
+        (cosmetic, Severity::Low, "annotations changed"),
+    ];
+    for (items, severity, message) in groups {
+        if items.is_empty() {
+            continue;
+        }
+        let mut evidence = vec![format!("hints: {}", items.join(", "))];
+        evidence.extend(values_evidence(a, b));
         out.push(Drift {
-            field: at,
+            field: "/annotations".into(),
             severity,
-            message,
-            evidence: values_evidence(x, y),
+            message: message.to_string(),
+            evidence,
         });
     }
 }
@@ -384,34 +393,52 @@ pub fn values_evidence(a: Option<&Value>, b: Option<&Value>) -> Vec<String> {
 }
 
 /// A word-level diff in `git diff --word-diff=plain` notation:
-/// `[-removed-]{+added+}`.
+/// `[-removed-]{+added+}`. Changed words separated only by spaces form one
+/// run, so a rewritten sentence reads as one replacement.
 pub fn word_diff(old: &str, new: &str) -> String {
     use similar::{ChangeTag, TextDiff};
     let diff = TextDiff::from_words(old, new);
-    let mut out = String::new();
-    let mut pending: Option<ChangeTag> = None;
-    for change in diff.iter_all_changes() {
-        let tag = change.tag();
-        if pending != Some(tag) {
-            match pending {
-                Some(ChangeTag::Delete) => out.push_str("-]"),
-                Some(ChangeTag::Insert) => out.push_str("+}"),
-                _ => {}
-            }
-            match tag {
-                ChangeTag::Delete => out.push_str("[-"),
-                ChangeTag::Insert => out.push_str("{+"),
-                ChangeTag::Equal => {}
-            }
-            pending = Some(tag);
+    let (mut out, mut del, mut ins, mut gap) =
+        (String::new(), String::new(), String::new(), String::new());
+    let flush = |out: &mut String, del: &mut String, ins: &mut String| {
+        if !del.is_empty() {
+            out.push_str(&format!("[-{del}-]"));
         }
-        out.push_str(change.value());
+        if !ins.is_empty() {
+            out.push_str(&format!("{{+{ins}+}}"));
+        }
+        del.clear();
+        ins.clear();
+    };
+    for change in diff.iter_all_changes() {
+        let v = change.value();
+        match change.tag() {
+            ChangeTag::Delete => {
+                if !gap.is_empty() {
+                    del.push_str(&gap);
+                    ins.push_str(&std::mem::take(&mut gap));
+                }
+                del.push_str(v);
+            }
+            ChangeTag::Insert => {
+                if !gap.is_empty() {
+                    del.push_str(&gap);
+                    ins.push_str(&std::mem::take(&mut gap));
+                }
+                ins.push_str(v);
+            }
+            ChangeTag::Equal if v.trim().is_empty() && !(del.is_empty() && ins.is_empty()) => {
+                gap.push_str(v)
+            }
+            ChangeTag::Equal => {
+                flush(&mut out, &mut del, &mut ins);
+                out.push_str(&std::mem::take(&mut gap));
+                out.push_str(v);
+            }
+        }
     }
-    match pending {
-        Some(ChangeTag::Delete) => out.push_str("-]"),
-        Some(ChangeTag::Insert) => out.push_str("+}"),
-        _ => {}
-    }
+    flush(&mut out, &mut del, &mut ins);
+    out.push_str(&gap);
     out
 }
 

@@ -1,0 +1,7 @@
+//! The one integration-test binary: every test runs the real `git-kams`
+//! binary in a temporary directory (a real git repository where it
+//! matters), with a clean environment, a fixed clock and no user config.
+
+mod common;
+mod corpus;
+mod flow;
