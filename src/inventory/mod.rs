@@ -407,13 +407,20 @@ fn build_server(
     let mut seen_at: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (i, t) in list.iter().enumerate() {
         let at = format!("{tools_at}/{i}");
-        let tool = build_tool(path, t, &at)?;
+        let (tool, collisions) = build_tool(path, t, &at)?;
         let tool_name = tool
             .descriptor
             .get("name")
             .and_then(Value::as_str)
             .expect("build_tool checks the name")
             .to_string();
+        for c in collisions {
+            ambiguities.push(Ambiguity {
+                tool: Some(tool_name.clone()),
+                field: Some(c.clone()),
+                message: format!("key {c} equals another key after Unicode NFC normalisation: clients may read either"),
+            });
+        }
         for p in dups.iter().filter(|p| p.starts_with(&format!("{at}/"))) {
             let rel = rename_schema_key(&p[at.len()..]);
             ambiguities.push(Ambiguity {
@@ -541,7 +548,8 @@ fn rename_schema_key(rel: &str) -> String {
     rel.to_string()
 }
 
-fn build_tool(path: &Path, t: &Value, at: &str) -> Result<Tool, InputError> {
+/// A tool and the pointers of its keys that collide after NFC.
+fn build_tool(path: &Path, t: &Value, at: &str) -> Result<(Tool, Vec<String>), InputError> {
     let Some(o) = t.as_object() else {
         return Err(InputError::new(
             path,
@@ -594,17 +602,11 @@ fn build_tool(path: &Path, t: &Value, at: &str) -> Result<Tool, InputError> {
         fields.insert(key.to_string(), v.clone());
     }
     let (descriptor, collisions) = Descriptor::new(fields);
-    if let Some(c) = collisions.first() {
-        // Reported as ambiguity by the caller would need the tool name; a
-        // collision after NFC is rare enough to refuse outright.
-        return Err(InputError::new(
-            path,
-            Some(format!("{at}{c}")),
-            "two keys become equal after Unicode NFC normalisation: clients may read either",
-        ));
-    }
-    Ok(Tool {
-        descriptor,
-        pointer: at.to_string(),
-    })
+    Ok((
+        Tool {
+            descriptor,
+            pointer: at.to_string(),
+        },
+        collisions,
+    ))
 }
