@@ -54,7 +54,9 @@ impl Descriptor {
             crate::json::push_pointer_token(&mut at, key);
             let v = match (key.as_str(), value) {
                 ("description" | "title", Value::String(s)) => {
-                    Value::String(nfc(s.trim()).into_owned())
+                    // ASCII whitespace only: other Unicode spaces (U+2028,
+                    // U+0085...) can conceal text and must reach the digest.
+                    Value::String(nfc(s.trim_matches([' ', '\t', '\n', '\r'])).into_owned())
                 }
                 _ => normalize(value, &mut at, &mut collisions),
             };

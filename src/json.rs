@@ -31,11 +31,19 @@ pub enum Value {
     Object(Object),
 }
 
-/// A JSON number: its lexeme, known to be a finite IEEE 754 double.
-#[derive(Clone, Debug, PartialEq)]
+/// A JSON number: its lexeme, known to be a finite IEEE 754 double. Two
+/// numbers are equal when their values are (`1`, `1.0` and `1e0` are one
+/// number, as in the canonical form).
+#[derive(Clone, Debug)]
 pub struct Number {
     lexeme: String,
     value: f64,
+}
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Number) -> bool {
+        self.value == other.value
+    }
 }
 
 impl Number {
@@ -202,8 +210,21 @@ pub struct ParseError {
     pub line: usize,
     /// 1-based column (in characters) of the fault.
     pub column: usize,
-    /// JSON pointer of the value being read when the fault was found.
+    /// JSON pointer of the value being read when the fault was found
+    /// (shortened in the middle when very long, to keep errors one line).
     pub pointer: String,
+}
+
+fn shorten(p: String) -> String {
+    const HEAD: usize = 80;
+    const TAIL: usize = 40;
+    if p.chars().count() <= HEAD + TAIL + 3 {
+        return p;
+    }
+    let head: String = p.chars().take(HEAD).collect();
+    let tail: Vec<char> = p.chars().rev().take(TAIL).collect();
+    let tail: String = tail.into_iter().rev().collect();
+    format!("{head}...{tail}")
 }
 
 impl fmt::Display for ParseError {
@@ -234,17 +255,23 @@ pub struct Document {
 
 /// Parses one JSON text (RFC 8259), refusing trailing content.
 pub fn parse(input: &[u8]) -> Result<(Value, Vec<String>), ParseError> {
-    let doc = parse_inner(input, false)?;
+    parse_nested(input, MAX_DEPTH)
+}
+
+/// Like [`parse`], with another nesting limit (the lock holds descriptors a
+/// few levels below its top, so it reads deeper than an inventory).
+pub fn parse_nested(input: &[u8], max_depth: usize) -> Result<(Value, Vec<String>), ParseError> {
+    let doc = parse_inner(input, false, max_depth)?;
     let dups = doc.duplicates.into_iter().map(|(_, p)| p).collect();
     Ok((doc.values.into_iter().next().expect("one value"), dups))
 }
 
 /// Parses a sequence of JSON texts separated by whitespace (JSON lines).
 pub fn parse_many(input: &[u8]) -> Result<Document, ParseError> {
-    parse_inner(input, true)
+    parse_inner(input, true, MAX_DEPTH)
 }
 
-fn parse_inner(input: &[u8], many: bool) -> Result<Document, ParseError> {
+fn parse_inner(input: &[u8], many: bool, max_depth: usize) -> Result<Document, ParseError> {
     let text = match std::str::from_utf8(input) {
         Ok(t) => t,
         Err(e) => {
@@ -264,6 +291,7 @@ fn parse_inner(input: &[u8], many: bool) -> Result<Document, ParseError> {
         path: Vec::new(),
         duplicates: Vec::new(),
         top: 0,
+        max_depth,
     };
     let mut values = Vec::new();
     p.ws();
@@ -304,6 +332,7 @@ struct Parser<'a> {
     path: Vec<Segment>,
     duplicates: Vec<(usize, String)>,
     top: usize,
+    max_depth: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -314,7 +343,7 @@ impl<'a> Parser<'a> {
             message: message.into(),
             line,
             column,
-            pointer: pointer(&self.path),
+            pointer: shorten(pointer(&self.path)),
         }
     }
 
@@ -360,8 +389,8 @@ impl<'a> Parser<'a> {
     }
 
     fn enter(&self, depth: usize) -> Result<(), ParseError> {
-        if depth > MAX_DEPTH {
-            Err(self.err(format!("nesting deeper than {MAX_DEPTH} levels")))
+        if depth > self.max_depth {
+            Err(self.err(format!("nesting deeper than {} levels", self.max_depth)))
         } else {
             Ok(())
         }

@@ -70,6 +70,11 @@ pub fn escape_display(s: &str) -> String {
     out
 }
 
+/// A path for a message, concealing characters escaped.
+pub fn shown_path(path: &std::path::Path) -> String {
+    escape_display(&path.display().to_string())
+}
+
 /// True when `s` has a character that [`escape_display`] would escape.
 pub fn has_concealing(s: &str) -> bool {
     s.chars().any(is_concealing)

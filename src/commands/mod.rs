@@ -107,7 +107,7 @@ impl Env {
                 let _ = writeln!(
                     err,
                     "note: {} does not exist yet: every entry is new (run `git kams record` or `git kams pin`)",
-                    path.display()
+                    crate::text::shown_path(&path)
                 );
                 Ok(Lock::default())
             }

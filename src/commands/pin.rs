@@ -68,7 +68,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
                             .as_deref()
                             .map(|f| format!(" at {}", escape_display(f)))
                             .unwrap_or_default(),
-                        inventory.servers[p.server].source.display()
+                        crate::text::shown_path(&inventory.servers[p.server].source)
                     );
                 }
                 let unchanged = p.entry.is_some_and(|e| {
@@ -165,7 +165,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
             "approved by {} ({}): wrote {}",
             escape_display(&who),
             lines.len(),
-            path.display()
+            crate::text::shown_path(&path)
         )
     })?;
     Ok(0)

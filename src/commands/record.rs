@@ -58,7 +58,7 @@ pub fn run(env: &Env, out: &mut dyn Write) -> Result<Status> {
             writeln!(
                 o,
                 "nothing new: every advertised entry is already in {}",
-                path.display()
+                crate::text::shown_path(&path)
             )
         })?;
         return Ok(0);
@@ -71,7 +71,7 @@ pub fn run(env: &Env, out: &mut dyn Write) -> Result<Status> {
         writeln!(
             o,
             "wrote {} ({} provisional entr{} added)",
-            path.display(),
+            crate::text::shown_path(&path),
             lines.len(),
             if lines.len() == 1 { "y" } else { "ies" }
         )

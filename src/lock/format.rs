@@ -77,6 +77,8 @@ pub struct LockError {
     pub pointer: Option<String>,
     /// What was wrong.
     pub message: String,
+    /// True when the lock is well formed but of a newer format version.
+    pub newer: bool,
 }
 
 impl LockError {
@@ -84,6 +86,7 @@ impl LockError {
         LockError {
             pointer: Some(pointer.to_string()),
             message: message.into(),
+            newer: false,
         }
     }
 }
@@ -166,13 +169,18 @@ impl Lock {
     /// Reads a lock's text strictly: unknown keys, missing keys, digests
     /// that do not match their descriptor, and newer versions are errors.
     pub fn parse(bytes: &[u8]) -> Result<Lock, LockError> {
-        let (top, dups) = json::parse(bytes).map_err(|e| LockError {
-            pointer: Some(e.pointer.clone()),
-            message: format!(
-                "not valid JSON: {} at line {} column {}",
-                e.message, e.line, e.column
-            ),
-        })?;
+        // A descriptor sits 4 levels below the lock's top (servers, name,
+        // tools, tool, descriptor); allow for them so that every lock this
+        // build writes from an accepted inventory reads back.
+        let (top, dups) =
+            json::parse_nested(bytes, json::MAX_DEPTH + 8).map_err(|e| LockError {
+                pointer: Some(e.pointer.clone()),
+                message: format!(
+                    "not valid JSON: {} at line {} column {}",
+                    e.message, e.line, e.column
+                ),
+                newer: false,
+            })?;
         if let Some(d) = dups.first() {
             return Err(LockError::at(
                 d,
@@ -185,10 +193,13 @@ impl Lock {
             Some(Value::Number(n)) if n.as_f64().fract() == 0.0 && n.as_f64() >= 1.0 => {
                 let v = n.as_f64() as u64;
                 if v > FORMAT_VERSION {
-                    return Err(LockError::at(
-                        "/version",
-                        format!("format version {v} is newer than this git-kams reads ({FORMAT_VERSION}); upgrade git-kams"),
-                    ));
+                    return Err(LockError {
+                        newer: true,
+                        ..LockError::at(
+                            "/version",
+                            format!("format version {v} is newer than this git-kams reads ({FORMAT_VERSION}); upgrade git-kams"),
+                        )
+                    });
                 }
             }
             Some(_) => {
@@ -211,7 +222,7 @@ impl Lock {
             only_keys(so, &at, &["server", "tools"])?;
             let mut ls = LockServer::default();
             if let Some(e) = so.get("server") {
-                ls.server = Some(read_entry(e, &format!("{at}/server"))?);
+                ls.server = Some(read_entry(e, &format!("{at}/server"), false)?);
             }
             let tools_at = format!("{at}/tools");
             let tools = obj(
@@ -221,7 +232,7 @@ impl Lock {
             )?;
             for (tool, e) in tools.iter() {
                 let eat = ptr(&tools_at, tool);
-                let entry = read_entry(e, &eat)?;
+                let entry = read_entry(e, &eat, true)?;
                 if entry.descriptor.get("name").and_then(Value::as_str) != Some(tool.as_str()) {
                     return Err(LockError::at(
                         &eat,
@@ -280,7 +291,7 @@ fn digest(o: &Object, key: &str, at: &str) -> Result<Digest, LockError> {
     })
 }
 
-fn read_entry(v: &Value, at: &str) -> Result<Entry, LockError> {
+fn read_entry(v: &Value, at: &str, tool: bool) -> Result<Entry, LockError> {
     let o = obj(v, at)?;
     only_keys(
         o,
@@ -313,7 +324,20 @@ fn read_entry(v: &Value, at: &str) -> Result<Entry, LockError> {
             .ok_or_else(|| LockError::at(at, "missing `descriptor`"))?,
         &descriptor_at,
     )?;
+    let allowed: &[&str] = if tool {
+        &crate::descriptor::TOOL_FIELDS
+    } else {
+        &crate::descriptor::SERVER_FIELDS
+    };
+    only_keys(fields, &descriptor_at, allowed)?;
     let descriptor = Descriptor::from_canonical(fields.clone());
+    let (canonical, _) = Descriptor::new(fields.clone());
+    if canonical.digest != descriptor.digest {
+        return Err(LockError::at(
+            &descriptor_at,
+            "descriptor is not in canonical form (NFC, trimmed): edited by hand?",
+        ));
+    }
     if digest(o, "digest", at)? != descriptor.digest {
         return Err(LockError::at(
             &ptr(at, "digest"),

@@ -23,8 +23,17 @@ pub const MAX_LOCK_SIZE: u64 = 1 << 30;
 pub fn read(path: &Path) -> Result<Option<Lock>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => bail!("{}: cannot read the lock: {e}", path.display()),
+        Err(e) => bail!(
+            "{}: cannot read the lock: {e}",
+            crate::text::shown_path(path)
+        ),
         Ok(_) => {}
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOCK_SIZE) {
+        bail!(
+            "{}: the lock is larger than {MAX_LOCK_SIZE} bytes: refusing to read it",
+            crate::text::shown_path(path)
+        );
     }
     let bytes = read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?;
     parse_at(path, &bytes).map(Some)
@@ -38,14 +47,16 @@ pub fn parse_at(path: &Path, bytes: &[u8]) -> Result<Lock> {
             .filter(|p| !p.is_empty())
             .map(|p| format!(" (JSON pointer {})", crate::text::escape_display(&p)))
             .unwrap_or_default();
-        anyhow!(
-            "{}: corrupt lock: {}{at}; restore it with `git checkout -- {}` or fix it by hand",
-            path.display(),
-            crate::text::escape_display(&e.message),
-            path.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        )
+        let message = crate::text::escape_display(&e.message);
+        if e.newer {
+            anyhow!("{}: {message}{at}", crate::text::shown_path(path))
+        } else {
+            anyhow!(
+                "{}: corrupt lock: {message}{at}; restore it from git (`git checkout -- {}`) or fix it by hand",
+                crate::text::shown_path(path),
+                crate::text::shown_path(path)
+            )
+        }
     })
 }
 
@@ -70,11 +81,11 @@ impl Guard {
                 if e.kind() == std::io::ErrorKind::AlreadyExists {
                     anyhow!(
                         "{}: lock held by another git-kams (or left by one that crashed); if none is running, remove {}",
-                        path.display(),
-                        lock_path.display()
+                        crate::text::shown_path(path),
+                        crate::text::shown_path(&lock_path)
                     )
                 } else {
-                    anyhow!("{}: cannot create {}: {e}", path.display(), lock_path.display())
+                    anyhow!("{}: cannot create {}: {e}", crate::text::shown_path(path), crate::text::shown_path(&lock_path))
                 }
             })?;
         Ok(Guard {
@@ -96,13 +107,13 @@ impl Guard {
         let written = file.write_all(&text).and_then(|_| file.sync_all());
         drop(file);
         let renamed = written
-            .with_context(|| format!("cannot write {}", self.lock_path.display()))
+            .with_context(|| format!("cannot write {}", crate::text::shown_path(&self.lock_path)))
             .and_then(|_| {
                 std::fs::rename(&self.lock_path, &self.path).with_context(|| {
                     format!(
                         "cannot rename {} to {}",
-                        self.lock_path.display(),
-                        self.path.display()
+                        crate::text::shown_path(&self.lock_path),
+                        crate::text::shown_path(&self.path)
                     )
                 })
             });
