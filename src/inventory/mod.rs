@@ -44,7 +44,7 @@ impl fmt::Display for InputError {
         write!(
             f,
             "{}: {}",
-            self.path.display(),
+            crate::text::shown_path(&self.path),
             crate::text::escape_display(&self.message)
         )?;
         if let Some(p) = &self.pointer {
@@ -236,7 +236,7 @@ pub fn parse_file(
     let Some(obj) = top.as_object() else {
         return Err(InputError::new(
             path,
-            Some(String::new()),
+            None,
             format!("top level is {}, expected an object (a capture, {{\"servers\": [...]}}, {{\"tools\": [...]}} or a JSON-RPC response)", top.kind()),
         ));
     };
@@ -281,7 +281,7 @@ pub fn parse_file(
     }
     Err(InputError::new(
         path,
-        Some(String::new()),
+        None,
         "not an inventory: expected a capture (\"server\" and \"tools\"), a multi-server inventory {\"servers\": [...]}, a tools/list result {\"tools\": [...]} or JSON-RPC response lines",
     ))
 }

@@ -311,10 +311,7 @@ fn read_entry(v: &Value, at: &str, tool: bool) -> Result<Entry, LockError> {
         other => {
             return Err(LockError::at(
                 &ptr(at, "state"),
-                format!(
-                    "unknown state `{}` (expected provisional or pinned)",
-                    crate::text::escape_display(other)
-                ),
+                format!("unknown state `{other}` (expected provisional or pinned)"),
             ))
         }
     };

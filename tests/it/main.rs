@@ -2,6 +2,8 @@
 //! binary in a temporary directory (a real git repository where it
 //! matters), with a clean environment, a fixed clock and no user config.
 
+mod bad_input;
 mod common;
 mod corpus;
 mod flow;
+mod properties;
