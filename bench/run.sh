@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# Benchmark of git-kams against sha256sum and git hash-object (issue #2,
+# "Performance"). This is a benchmark, not a test: it prints numbers and
+# never fails on a slow result. It fails only if a command exits with an
+# unexpected status (then the numbers would mean nothing).
+#
+# Usage, from anywhere:   bench/run.sh
+#
+# Environment:
+#   BENCH_DIR   work directory for inputs and locks (default: target/bench)
+#   RUNS        timed runs per command (default: 7; one untimed warm-up first)
+#   SIZES       space-separated SERVERSxTOOLS list (default: "200x50 2000x50")
+#   MUTATE      fraction of mutated descriptions (default: 0.02)
+#   SKIP_BUILD  set to 1 to use the existing target/release/git-kams
+#   BENCH_RSS   set to "python" to read peak RSS with wait4() even when
+#               /usr/bin/time (GNU time) is installed
+#
+# For each size it generates a clean and a mutated inventory with
+# ../shared/bench/gen_inventory.py, pins the clean one into a lock, then
+# times (wall clock, peak RSS):
+#   git-kams scan --format json   on the mutated inventory (exit 1: findings)
+#   git-kams status               on the mutated inventory
+#   git-kams pin                  of the whole clean inventory into a new lock
+#   sha256sum INVENTORY           (the baseline the issue names)
+#   sha256sum INVENTORY LOCK      (everything scan has to read)
+#   git hash-object INVENTORY     (a git baseline)
+#   openssl dgst -sha256 INVENTORY (if openssl is installed; SHA-NI baseline)
+# and prints a markdown table for docs/performance.md.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+BENCH_DIR="${BENCH_DIR:-target/bench}"
+RUNS="${RUNS:-7}"
+SIZES="${SIZES:-200x50 2000x50}"
+MUTATE="${MUTATE:-0.02}"
+GEN="../shared/bench/gen_inventory.py"
+BIN="$ROOT/target/release/git-kams"
+export SOURCE_DATE_EPOCH=1767225600
+export LC_ALL=C
+
+# Targets from issue #2, for the largest size.
+TARGET_SECONDS=0.4
+TARGET_MIB=150
+TARGET_RATIO=3
+
+die() { echo "bench: $*" >&2; exit 2; }
+
+[[ -f "$GEN" ]] || die "missing $GEN (run from a checkout next to ../shared)"
+command -v python3 >/dev/null || die "python3 is required"
+command -v sha256sum >/dev/null || die "sha256sum is required"
+command -v git >/dev/null || die "git is required"
+[[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer"
+
+# ---------------------------------------------------------------- build
+if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+    echo "# building release binary (cargo build --release --quiet)" >&2
+    cargo build --release --quiet
+fi
+[[ -x "$BIN" ]] || die "no binary at $BIN"
+
+mkdir -p "$BENCH_DIR"
+WORK="$(cd "$BENCH_DIR" && pwd)"
+SCRATCH="$(mktemp -d "$WORK/run.XXXXXX")"
+trap 'rm -rf "$SCRATCH"' EXIT
+
+# ------------------------------------------------------- peak RSS helper
+# rss_run RSSFILE CMD...: run CMD, write "PEAK_RSS_KIB USER_S SYS_S [WALL_US]"
+# to RSSFILE, return CMD's exit status. GNU time if present, else wait4()
+# in python (which also times the child itself, leaving out the
+# interpreter's start-up; its RSS floor is the interpreter's, ~13 MiB, as a
+# forked child's peak RSS counts the pages it had before exec).
+if [[ "${BENCH_RSS:-}" != python && -x /usr/bin/time ]] && /usr/bin/time -f %M -o /dev/null true 2>/dev/null; then
+    RSS_TOOL="/usr/bin/time -f %M"
+    rss_run() {
+        local out="$1"; shift
+        /usr/bin/time -f '%M %U %S' -o "$out" "$@"
+    }
+else
+    RSS_TOOL="python3 os.wait4 ru_maxrss"
+    rss_run() {
+        local out="$1"; shift
+        python3 -c '
+import os, subprocess, sys, time
+t0 = time.perf_counter()
+p = subprocess.Popen(sys.argv[2:])
+_, status, ru = os.wait4(p.pid, 0)
+wall_us = int((time.perf_counter() - t0) * 1e6)
+with open(sys.argv[1], "w") as h:
+    h.write("%d %.3f %.3f %d\n" % (ru.ru_maxrss, ru.ru_utime, ru.ru_stime, wall_us))
+sys.exit(os.waitstatus_to_exitcode(status))
+' "$out" "$@"
+    }
+fi
+
+now_us() { local t="$EPOCHREALTIME"; echo "${t/./}"; }
+
+# ------------------------------------------------------------- timing
+# bench LABEL EXPECTED_STATUS SETUP CMD...
+#   SETUP is a shell snippet run (untimed) before every run, or "".
+#   stdout of CMD goes to /dev/null, stderr to a log (shown on failure).
+# Sets globals MED MIN MAX (wall seconds), CPU (median user+sys seconds)
+# and RSS (largest peak RSS, KiB).
+bench() {
+    local label="$1" expect="$2" setup="$3"; shift 3
+    local i rc t0 t1 rss cpu times=() rsses=() cpus=()
+    local log="$SCRATCH/stderr.log" rssf="$SCRATCH/rss"
+    for ((i = 0; i <= RUNS; i++)); do        # run 0 is the warm-up
+        [[ -n "$setup" ]] && eval "$setup"
+        rc=0
+        t0=$(now_us)
+        rss_run "$rssf" "$@" >/dev/null 2>"$log" || rc=$?
+        t1=$(now_us)
+        if [[ "$rc" != "$expect" ]]; then
+            cat "$log" >&2
+            die "$label: exit status $rc, expected $expect: $*"
+        fi
+        # GNU time prefixes "Command exited with non-zero status N".
+        local wall=""
+        read -r rss cpu wall < <(grep -E '^[0-9]+ [0-9.]+ [0-9.]+( [0-9]+)?$' "$rssf" | tail -n 1 |
+            awk '{printf "%d %.2f %s\n", $1, $2 + $3, $4}') || die "$label: no measurement in $rssf"
+        [[ -n "$wall" ]] || wall=$((t1 - t0))
+        if ((i > 0)); then
+            times+=("$wall")
+            rsses+=("$rss")
+            cpus+=("$cpu")
+        fi
+    done
+    local sorted
+    sorted=$(printf '%s\n' "${times[@]}" | sort -n)
+    MIN=$(awk 'NR==1' <<<"$sorted")
+    MAX=$(awk 'END{print}' <<<"$sorted")
+    MED=$(awk -v n="${#times[@]}" '{a[NR]=$1} END{ if (n%2) print a[(n+1)/2]; else print (a[n/2]+a[n/2+1])/2 }' <<<"$sorted")
+    RSS=$(printf '%s\n' "${rsses[@]}" | sort -n | tail -n 1)
+    CPU=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else printf "%.2f\n", (a[NR/2]+a[NR/2+1])/2 }')
+    MED=$(awk -v u="$MED" 'BEGIN{printf "%.4f", u/1e6}')
+    MIN=$(awk -v u="$MIN" 'BEGIN{printf "%.4f", u/1e6}')
+    MAX=$(awk -v u="$MAX" 'BEGIN{printf "%.4f", u/1e6}')
+    printf '  %-34s median %8.3f s  (min %.3f, max %.3f)  CPU %6.2f s  peak RSS %8.1f MiB\n' \
+        "$label" "$MED" "$MIN" "$MAX" "$CPU" "$(awk -v k="$RSS" 'BEGIN{print k/1024}')" >&2
+}
+
+mib() { awk -v b="$(stat -c %s "$1")" 'BEGIN{printf "%.1f", b/1048576}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.1f", a/b; else print "n/a" }'; }
+kib2mib() { awk -v k="$1" 'BEGIN{printf "%.1f", k/1024}'; }
+
+# -------------------------------------------------------------- machine
+CPU_MODEL=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)
+[[ -n "$CPU_MODEL" ]] || CPU_MODEL=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)
+if grep -qw sha_ni /proc/cpuinfo 2>/dev/null; then SHA_NI=yes; else SHA_NI=no; fi
+REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+DIRTY=$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " + uncommitted changes" || true)
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+echo "# machine: $(nproc) CPUs, $CPU_MODEL, sha_ni: $SHA_NI; load average $LOAD_BEFORE; git-kams $REV$DIRTY; $RUNS runs + 1 warm-up; RSS via $RSS_TOOL" >&2
+
+# ------------------------------------------------------------------ run
+ROWS=()
+SIZE_ROWS=()
+VERDICT=()
+for size in $SIZES; do
+    [[ "$size" =~ ^([0-9]+)x([0-9]+)$ ]] || die "bad size '$size' (want SERVERSxTOOLS)"
+    servers="${BASH_REMATCH[1]}" tools="${BASH_REMATCH[2]}"
+    clean="$WORK/inv_${size}.json"
+    mutated="$WORK/inv_${size}_mut.json"
+    lock="$WORK/kams_${size}.lock"
+
+    echo "# $size: generating inventories in $WORK" >&2
+    python3 "$GEN" --servers "$servers" --tools "$tools" --out "$clean" \
+        --mutate "$MUTATE" --mutated-out "$mutated"
+    rm -f "$lock"
+    "$BIN" --lock "$lock" --inventory "$clean" pin --no-commit -m bench \
+        --approver "Bench <b@x>" >/dev/null
+    SIZE_ROWS+=("| ${servers} x ${tools} | $((servers * tools)) | $(mib "$clean") | $(mib "$mutated") | $(mib "$lock") |")
+
+    echo "# $size: timing" >&2
+    bench "sha256sum inventory" 0 "" sha256sum "$mutated"
+    sha_med=$MED
+    ROWS+=("| $size | \`sha256sum\` mutated inventory | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$mutated") | 1.0 |")
+
+    bench "sha256sum inventory+lock" 0 "" sha256sum "$mutated" "$lock"
+    ROWS+=("| $size | \`sha256sum\` mutated inventory + lock | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(awk -v a="$(stat -c %s "$mutated")" -v b="$(stat -c %s "$lock")" 'BEGIN{printf "%.1f", (a+b)/1048576}') | $(ratio "$MED" "$sha_med") |")
+
+    if command -v openssl >/dev/null; then
+        # Not a target baseline: shows what SHA-256 costs with SHA-NI (coreutils
+        # sha256sum may not use it).
+        bench "openssl dgst -sha256 inventory" 0 "" openssl dgst -sha256 "$mutated"
+        ROWS+=("| $size | \`openssl dgst -sha256\` mutated inventory | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$mutated") | $(ratio "$MED" "$sha_med") |")
+    fi
+
+    bench "git hash-object inventory" 0 "" git hash-object "$mutated"
+    ROWS+=("| $size | \`git hash-object\` mutated inventory | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$mutated") | $(ratio "$MED" "$sha_med") |")
+
+    bench "git-kams scan --format json" 1 "" \
+        "$BIN" --lock "$lock" --inventory "$mutated" scan --format json
+    scan_med=$MED scan_rss=$RSS
+    ROWS+=("| $size | \`git-kams scan --format json\` (exit 1) | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$mutated") + lock | $(ratio "$MED" "$sha_med") |")
+
+    bench "git-kams status" 0 "" \
+        "$BIN" --lock "$lock" --inventory "$mutated" status
+    ROWS+=("| $size | \`git-kams status\` | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$mutated") + lock | $(ratio "$MED" "$sha_med") |")
+
+    pinlock="$SCRATCH/pin_${size}.lock"
+    bench "git-kams pin (new lock)" 0 "rm -f '$pinlock'" \
+        "$BIN" --lock "$pinlock" --inventory "$clean" pin --no-commit -m bench --approver "Bench <b@x>"
+    ROWS+=("| $size | \`git-kams pin\` whole clean inventory, new lock | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$clean") | $(ratio "$MED" "$sha_med") |")
+    cmp -s "$pinlock" "$lock" || echo "# warning: pin is not reproducible (lock differs between runs)" >&2
+
+    # Issue #2 targets (stated for 2000x50; checked for every size).
+    scan_ratio=$(ratio "$scan_med" "$sha_med")
+    t_ok=$(awk -v a="$scan_med" -v b="$TARGET_SECONDS" 'BEGIN{print (a < b) ? "met" : "NOT met"}')
+    m_ok=$(awk -v a="$(kib2mib "$scan_rss")" -v b="$TARGET_MIB" 'BEGIN{print (a < b) ? "met" : "NOT met"}')
+    r_ok=$(awk -v a="$scan_ratio" -v b="$TARGET_RATIO" 'BEGIN{print (a <= b) ? "met" : "NOT met"}')
+    VERDICT+=("| $size | scan wall time < ${TARGET_SECONDS} s | $scan_med s | $t_ok |")
+    VERDICT+=("| $size | scan peak RSS < ${TARGET_MIB} MiB | $(kib2mib "$scan_rss") MiB | $m_ok |")
+    VERDICT+=("| $size | scan within ${TARGET_RATIO}x of sha256sum | ${scan_ratio}x | $r_ok |")
+done
+
+# --------------------------------------------------------------- report
+cat <<EOF
+
+<!-- bench/run.sh output; $(date -u +%Y-%m-%dT%H:%MZ) -->
+Machine: $(nproc) CPUs, $CPU_MODEL, \`sha_ni\`: $SHA_NI; load average $LOAD_BEFORE before,
+$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown) after. git-kams $REV$DIRTY.
+Median of $RUNS runs after one warm-up (page cache warm); CPU is user+sys;
+peak RSS is the largest of the $RUNS runs ($RSS_TOOL). "x sha256sum" is the
+ratio of median wall times to \`sha256sum\` of the same mutated inventory.
+
+| inventory (servers x tools) | tools | clean inventory MiB | mutated inventory MiB | lock MiB |
+|---|---:|---:|---:|---:|
+EOF
+printf '%s\n' "${SIZE_ROWS[@]}"
+cat <<EOF
+
+| size | command | median wall s | min–max wall s | median CPU s | peak RSS MiB | input MiB | x sha256sum |
+|---|---|---:|---:|---:|---:|---:|---:|
+EOF
+printf '%s\n' "${ROWS[@]}"
+cat <<EOF
+
+| size | target (issue #2, stated for 2000x50) | measured | |
+|---|---|---:|---|
+EOF
+printf '%s\n' "${VERDICT[@]}"
