@@ -65,6 +65,51 @@ pub fn normalize(v: &Value, at: &mut String, collisions: &mut Vec<String>) -> Va
     }
 }
 
+/// Like [`normalize`], consuming `v`: strings already in NFC (nearly all)
+/// are moved, not copied.
+pub fn normalize_owned(v: Value, at: &mut String, collisions: &mut Vec<String>) -> Value {
+    match v {
+        Value::String(s) => match nfc(&s) {
+            std::borrow::Cow::Borrowed(_) => Value::String(s),
+            std::borrow::Cow::Owned(n) => Value::String(n),
+        },
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let len = at.len();
+                    at.push('/');
+                    at.push_str(&i.to_string());
+                    let n = normalize_owned(item, at, collisions);
+                    at.truncate(len);
+                    n
+                })
+                .collect(),
+        ),
+        Value::Object(o) => {
+            let mut out = Object::new();
+            for (k, item) in o {
+                let key = match nfc(&k) {
+                    std::borrow::Cow::Borrowed(_) => k,
+                    std::borrow::Cow::Owned(n) => n,
+                };
+                let len = at.len();
+                at.push('/');
+                push_pointer_token(at, &key);
+                if out.get(&key).is_some() {
+                    collisions.push(at.clone());
+                }
+                let n = normalize_owned(item, at, collisions);
+                at.truncate(len);
+                out.insert(key, n);
+            }
+            Value::Object(out)
+        }
+        other => other,
+    }
+}
+
 /// Orders keys as RFC 8785 does: by their UTF-16 code units.
 pub fn key_order(a: &str, b: &str) -> Ordering {
     if a.is_ascii() && b.is_ascii() {
@@ -143,6 +188,14 @@ pub fn write_number(x: f64, out: &mut Vec<u8>) {
 /// Appends a JSON string literal.
 pub fn write_string(s: &str, esc: Escape, out: &mut Vec<u8>) {
     out.push(b'"');
+    // Most strings need no escape at all: copy them whole.
+    if s.bytes()
+        .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && (b < 0x7F || esc == Escape::Jcs))
+    {
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+        return;
+    }
     let bytes = s.as_bytes();
     let mut start = 0;
     for (i, c) in s.char_indices() {

@@ -8,10 +8,40 @@
 //! `execution`, `_meta` and `icons` stay out: they are not what a reviewer
 //! approves when approving a descriptor.
 
-use std::collections::BTreeMap;
-
-use crate::canon::{nfc, normalize, Digest};
+use crate::canon::{
+    nfc, normalize_owned, sorted_members, write_string, write_value, Digest, Escape,
+};
 use crate::json::{Object, Value};
+
+/// What is trimmed from a description or title: ASCII whitespace only.
+/// Other Unicode spaces (U+2028, U+0085...) can conceal text and must reach
+/// the digest.
+const TRIMMED: [char; 4] = [' ', '\t', '\n', '\r'];
+
+/// True when `fields` are already canonical (what [`Descriptor::new`]
+/// would produce), checked without copying them.
+pub fn is_canonical(fields: &Object) -> bool {
+    fn nfc_ok(s: &str) -> bool {
+        s.is_ascii() || unicode_normalization::is_nfc(s)
+    }
+    fn all_nfc(v: &Value) -> bool {
+        match v {
+            Value::String(s) => nfc_ok(s),
+            Value::Array(items) => items.iter().all(all_nfc),
+            Value::Object(o) => o.iter().all(|(k, v)| nfc_ok(k) && all_nfc(v)),
+            _ => true,
+        }
+    }
+    fields.iter().all(|(k, v)| {
+        nfc_ok(k)
+            && match (k.as_str(), v) {
+                ("description" | "title", Value::String(s)) => {
+                    s.trim_matches(TRIMMED) == s && nfc_ok(s)
+                }
+                _ => all_nfc(v),
+            }
+    })
+}
 
 /// Tool fields that are digested, in display order.
 pub const TOOL_FIELDS: [&str; 6] = [
@@ -32,6 +62,17 @@ pub const SERVER_FIELDS: [&str; 5] = [
     "resourceTemplates",
 ];
 
+/// The bytes a dropped descriptor can be rebuilt from, and where in them.
+/// Equality ignores it: it is a cache, not part of the value.
+#[derive(Clone, Debug, Default)]
+pub struct Lazy(pub Option<(std::sync::Arc<Vec<u8>>, std::ops::Range<usize>)>);
+
+impl PartialEq for Lazy {
+    fn eq(&self, _: &Lazy) -> bool {
+        true
+    }
+}
+
 /// A canonical descriptor (NFC, `description`/`title` trimmed) and its digests.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Descriptor {
@@ -40,7 +81,68 @@ pub struct Descriptor {
     /// SHA-256 of the canonical form of the whole descriptor.
     pub digest: Digest,
     /// SHA-256 of the canonical form of each present field.
-    pub field_digests: BTreeMap<String, Digest>,
+    pub field_digests: FieldDigests,
+}
+
+/// The name of a digested field, as one of [`TOOL_FIELDS`] or [`SERVER_FIELDS`]
+/// (`None` for any other name).
+pub fn field_name(name: &str) -> Option<&'static str> {
+    TOOL_FIELDS
+        .iter()
+        .chain(SERVER_FIELDS.iter())
+        .find(|f| **f == name)
+        .copied()
+}
+
+/// Per-field digests, sorted by field name: a few entries, kept compact
+/// because a large inventory holds one set per tool.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldDigests(Vec<(&'static str, Digest)>);
+
+impl FieldDigests {
+    /// Sets the digest of `field` (a name from [`field_name`]).
+    pub fn insert(&mut self, field: &'static str, digest: Digest) {
+        match self.0.binary_search_by(|(k, _)| (*k).cmp(field)) {
+            Ok(i) => self.0[i].1 = digest,
+            Err(i) => self.0.insert(i, (field, digest)),
+        }
+    }
+
+    /// The digest of `field`, if present.
+    pub fn get(&self, field: &str) -> Option<&Digest> {
+        self.0.iter().find(|(k, _)| *k == field).map(|(_, d)| d)
+    }
+
+    /// Fields and digests, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Digest)> {
+        self.0.iter().map(|(k, d)| (*k, d))
+    }
+
+    /// Number of fields.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there is no field.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::ops::Index<&str> for FieldDigests {
+    type Output = Digest;
+    fn index(&self, field: &str) -> &Digest {
+        self.get(field)
+            .unwrap_or_else(|| panic!("no digest for field {field}"))
+    }
+}
+
+impl<'a> IntoIterator for &'a FieldDigests {
+    type Item = (&'static str, &'a Digest);
+    type IntoIter = Box<dyn Iterator<Item = (&'static str, &'a Digest)> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
 }
 
 impl Descriptor {
@@ -49,32 +151,44 @@ impl Descriptor {
     pub fn new(fields: Object) -> (Descriptor, Vec<String>) {
         let mut collisions = Vec::new();
         let mut canon = Object::new();
-        for (key, value) in fields.iter() {
+        for (key, value) in fields {
             let mut at = String::from("/");
-            crate::json::push_pointer_token(&mut at, key);
+            crate::json::push_pointer_token(&mut at, &key);
             let v = match (key.as_str(), value) {
                 ("description" | "title", Value::String(s)) => {
                     // ASCII whitespace only: other Unicode spaces (U+2028,
                     // U+0085...) can conceal text and must reach the digest.
-                    Value::String(nfc(s.trim_matches([' ', '\t', '\n', '\r'])).into_owned())
+                    Value::String(nfc(s.trim_matches(TRIMMED)).into_owned())
                 }
-                _ => normalize(value, &mut at, &mut collisions),
+                (_, value) => normalize_owned(value, &mut at, &mut collisions),
             };
-            canon.insert(key.clone(), v);
+            canon.insert(key, v);
         }
         (Descriptor::from_canonical(canon), collisions)
     }
 
     /// Digests fields that are already canonical (as stored in the lock).
+    /// Each field is serialised once: the whole descriptor's canonical form
+    /// is the fields' canonical forms joined under their sorted keys.
     pub fn from_canonical(fields: Object) -> Descriptor {
-        let field_digests = fields
-            .iter()
-            .map(|(k, v)| (k.clone(), Digest::of_value(v)))
-            .collect();
-        let digest = Digest::of_value(&Value::Object(fields.clone()));
+        let mut whole = Vec::with_capacity(512);
+        let mut field_digests = FieldDigests::default();
+        whole.push(b'{');
+        for (i, (k, v)) in sorted_members(&fields).into_iter().enumerate() {
+            if i > 0 {
+                whole.push(b',');
+            }
+            write_string(k, Escape::Jcs, &mut whole);
+            whole.push(b':');
+            let start = whole.len();
+            write_value(v, Escape::Jcs, &mut whole);
+            let name = field_name(k).expect("descriptors hold only digested fields");
+            field_digests.insert(name, Digest::of(&whole[start..]));
+        }
+        whole.push(b'}');
         Descriptor {
+            digest: Digest::of(&whole),
             fields,
-            digest,
             field_digests,
         }
     }

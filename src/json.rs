@@ -115,6 +115,14 @@ impl Object {
     }
 }
 
+impl IntoIterator for Object {
+    type Item = (String, Value);
+    type IntoIter = std::vec::IntoIter<(String, Value)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.members.into_iter()
+    }
+}
+
 impl FromIterator<(String, Value)> for Object {
     fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Object {
         let mut o = Object::new();
@@ -314,6 +322,191 @@ fn parse_inner(input: &[u8], many: bool, max_depth: usize) -> Result<Document, P
         values,
         duplicates: p.duplicates,
     })
+}
+
+/// A reader that walks a document without building it whole: the caller
+/// visits objects and arrays member by member and parses only the values
+/// it wants to keep. Large inventories and locks are read this way, one
+/// tool at a time, so memory follows the largest tool, not the file.
+/// Errors, duplicate keys and JSON pointers behave as in [`parse`].
+pub struct Reader<'a> {
+    p: Parser<'a>,
+    depth: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over `input` (validated as UTF-8 here).
+    pub fn new(input: &'a [u8], max_depth: usize) -> Result<Reader<'a>, ParseError> {
+        if let Err(e) = std::str::from_utf8(input) {
+            let at = e.valid_up_to();
+            let (line, column) = line_column(&input[..at]);
+            return Err(ParseError {
+                message: format!("invalid UTF-8 (byte offset {at})"),
+                line,
+                column,
+                pointer: String::new(),
+            });
+        }
+        Ok(Reader {
+            p: Parser {
+                s: input,
+                i: 0,
+                path: Vec::new(),
+                duplicates: Vec::new(),
+                top: 0,
+                max_depth,
+            },
+            depth: 0,
+        })
+    }
+
+    /// Skips whitespace; true when nothing is left.
+    pub fn at_end(&mut self) -> bool {
+        self.p.ws();
+        self.p.i >= self.p.s.len()
+    }
+
+    /// Moves on to the next top-level value (JSON lines).
+    pub fn next_top(&mut self) {
+        self.p.top += 1;
+    }
+
+    /// The index of the current top-level value.
+    pub fn top(&self) -> usize {
+        self.p.top
+    }
+
+    /// The next non-whitespace byte.
+    pub fn peek(&mut self) -> Option<u8> {
+        self.p.ws();
+        self.p.s.get(self.p.i).copied()
+    }
+
+    /// Byte offset of the next value (after whitespace).
+    pub fn offset(&mut self) -> usize {
+        self.p.ws();
+        self.p.i
+    }
+
+    /// An error at the current position.
+    pub fn error(&self, message: impl Into<String>) -> ParseError {
+        self.p.err(message)
+    }
+
+    /// The JSON pointer of the value being visited.
+    pub fn pointer(&self) -> String {
+        pointer(&self.p.path)
+    }
+
+    /// Parses the next value whole.
+    pub fn value(&mut self) -> Result<Value, ParseError> {
+        self.p.value(self.depth)
+    }
+
+    /// Duplicate keys found so far: (top-level index, pointer).
+    pub fn take_duplicates(&mut self) -> Vec<(usize, String)> {
+        std::mem::take(&mut self.p.duplicates)
+    }
+
+    /// Visits the members of the next value, which must be an object;
+    /// `visit` must consume exactly one value for each member.
+    pub fn object<E: From<ParseError>>(
+        &mut self,
+        mut visit: impl FnMut(&mut Self, &str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.p.ws();
+        if self.p.s.get(self.p.i) != Some(&b'{') {
+            return Err(self.p.err("expected an object").into());
+        }
+        self.depth += 1;
+        self.p.enter(self.depth)?;
+        self.p.i += 1;
+        let mut seen: Vec<String> = Vec::new();
+        self.p.ws();
+        if self.p.s.get(self.p.i) == Some(&b'}') {
+            self.p.i += 1;
+            self.depth -= 1;
+            return Ok(());
+        }
+        loop {
+            self.p.ws();
+            if self.p.s.get(self.p.i) != Some(&b'"') {
+                return Err(self.p.err("expected a string key").into());
+            }
+            let key = self.p.string()?;
+            self.p.ws();
+            if self.p.s.get(self.p.i) != Some(&b':') {
+                return Err(self.p.err("expected `:` after the key").into());
+            }
+            self.p.i += 1;
+            if seen.contains(&key) {
+                let mut at = pointer(&self.p.path);
+                at.push('/');
+                push_pointer_token(&mut at, &key);
+                self.p.duplicates.push((self.p.top, at));
+            } else {
+                seen.push(key.clone());
+            }
+            self.p.path.push(Segment::Key(key.clone()));
+            visit(self, &key)?;
+            self.p.path.pop();
+            self.p.ws();
+            match self.p.s.get(self.p.i) {
+                Some(b',') => self.p.i += 1,
+                Some(b'}') => {
+                    self.p.i += 1;
+                    self.depth -= 1;
+                    return Ok(());
+                }
+                None => {
+                    return Err(self
+                        .p
+                        .err("unexpected end of input inside an object")
+                        .into())
+                }
+                _ => return Err(self.p.err("expected `,` or `}`").into()),
+            }
+        }
+    }
+
+    /// Visits the elements of the next value, which must be an array;
+    /// `visit` must consume exactly one value for each element.
+    pub fn array<E: From<ParseError>>(
+        &mut self,
+        mut visit: impl FnMut(&mut Self, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.p.ws();
+        if self.p.s.get(self.p.i) != Some(&b'[') {
+            return Err(self.p.err("expected an array").into());
+        }
+        self.depth += 1;
+        self.p.enter(self.depth)?;
+        self.p.i += 1;
+        self.p.ws();
+        if self.p.s.get(self.p.i) == Some(&b']') {
+            self.p.i += 1;
+            self.depth -= 1;
+            return Ok(());
+        }
+        let mut n = 0;
+        loop {
+            self.p.path.push(Segment::Index(n));
+            visit(self, n)?;
+            self.p.path.pop();
+            n += 1;
+            self.p.ws();
+            match self.p.s.get(self.p.i) {
+                Some(b',') => self.p.i += 1,
+                Some(b']') => {
+                    self.p.i += 1;
+                    self.depth -= 1;
+                    return Ok(());
+                }
+                None => return Err(self.p.err("unexpected end of input inside an array").into()),
+                _ => return Err(self.p.err("expected `,` or `]`").into()),
+            }
+        }
+    }
 }
 
 fn line_column(before: &[u8]) -> (usize, usize) {

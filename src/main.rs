@@ -4,6 +4,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+// Reading a large inventory allocates millions of small strings; mimalloc
+// does that about twice as fast as the system allocator (docs/performance.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = match git_kams::cli::Cli::try_parse() {
         Ok(cli) => cli,

@@ -71,8 +71,15 @@ impl Env {
         vec![base.join(".kams").join("inventory")]
     }
 
-    /// Reads the inventory.
+    /// Reads the inventory with every descriptor whole.
     pub fn inventory(&self) -> Result<Inventory> {
+        let (paths, opts) = self.inventory_spec(false)?;
+        read_inventory(&paths, &opts)
+    }
+
+    /// Where the inventory is and how to read it (`digests_only`: see
+    /// [`Inventory::materialize`]).
+    pub fn inventory_spec(&self, digests_only: bool) -> Result<(Vec<PathBuf>, ReadOptions)> {
         let max_size = match self.global.max_input_size {
             Some(n) => n,
             None => match self.repo.config("kams.maxInputSize") {
@@ -85,33 +92,37 @@ impl Env {
         let opts = ReadOptions {
             server: self.global.server.clone(),
             max_size,
+            digests_only,
         };
-        let paths = self.inventory_paths();
-        inventory::read_all(&paths, &opts).map_err(|e| {
-            let hint = if e.message.starts_with("cannot read inventory") {
-                "; capture one, or name it with --inventory PATH (or git config kams.inventory)"
-            } else {
-                ""
-            };
-            anyhow!("{e}{hint}")
-        })
+        Ok((self.inventory_paths(), opts))
     }
 
-    /// Reads the lock for a read-only command; a missing lock reads as
-    /// empty (every entry is new), a corrupt one is an error.
-    pub fn lock_for_reading(&self, err: &mut dyn Write) -> Result<Lock> {
-        let path = self.lock_path()?;
-        match lock::store::read(&path)? {
-            Some(l) => Ok(l),
+    /// The inventory (digests only) and the lock (digests only; a missing
+    /// lock reads as empty, a corrupt one is an error), read side by side.
+    pub fn inventory_and_lock(&self, err: &mut dyn Write) -> Result<(Inventory, Lock)> {
+        let (paths, opts) = self.inventory_spec(true)?;
+        let lock_path = self.lock_path()?;
+        let (inventory, lock) = std::thread::scope(|s| {
+            let reader = s.spawn(|| read_inventory(&paths, &opts));
+            let lock = lock::store::read_digests_only(&lock_path);
+            (
+                reader.join().expect("the inventory reader does not panic"),
+                lock,
+            )
+        });
+        let inventory = inventory?;
+        let lock = match lock? {
+            Some(l) => l,
             None => {
                 let _ = writeln!(
                     err,
                     "note: {} does not exist yet: every entry is new (run `git kams record` or `git kams pin`)",
-                    crate::text::shown_path(&path)
+                    crate::text::shown_path(&lock_path)
                 );
-                Ok(Lock::default())
+                Lock::default()
             }
-        }
+        };
+        Ok((inventory, lock))
     }
 
     /// The severity at which a run fails (`None`: never).
@@ -131,6 +142,18 @@ impl Env {
             .map(Some)
             .map_err(|e| anyhow!("--fail-on: {e}"))
     }
+}
+
+/// Reads the inventory at `paths`, with a hint when there is none.
+pub fn read_inventory(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory> {
+    inventory::read_all(paths, opts).map_err(|e| {
+        let hint = if e.message.starts_with("cannot read inventory") {
+            "; capture one, or name it with --inventory PATH (or git config kams.inventory)"
+        } else {
+            ""
+        };
+        anyhow!("{e}{hint}")
+    })
 }
 
 /// Parses a size in bytes, with an optional k, m or g suffix (as git does).

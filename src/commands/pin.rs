@@ -124,6 +124,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
                         at: time.clone(),
                         note: args.note.clone(),
                     }),
+                    lazy: Default::default(),
                 };
                 let slot = lock.servers.entry(server).or_default();
                 match tool {

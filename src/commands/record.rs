@@ -34,6 +34,7 @@ pub fn run(env: &Env, out: &mut dyn Write) -> Result<Status> {
             descriptor,
             first_seen: time.clone(),
             approval: None,
+            lazy: Default::default(),
         };
         let slot = lock.servers.entry(server.clone()).or_default();
         let subject = match &tool {

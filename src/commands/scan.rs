@@ -14,10 +14,25 @@ use crate::report::{self, Format};
 
 /// Every finding of the inventory against the lock, sorted.
 pub fn findings(env: &Env, keys: &[String], err: &mut dyn Write) -> Result<Vec<Finding>> {
-    let inventory = env.inventory()?;
-    let lock = env.lock_for_reading(err)?;
+    let (mut inventory, mut lock) = env.inventory_and_lock(err)?;
     let selection = Selection::new(keys);
     selection.check(&compare::pairs(&inventory, &lock))?;
+    // Both were read keeping digests only; rebuild the descriptors of the
+    // entries that differ, the only ones whose fields are compared.
+    let drifted: Vec<(String, Option<String>)> = compare::pairs(&inventory, &lock)
+        .into_iter()
+        .filter(
+            |p| matches!((p.entry, p.seen), (Some(e), Some(d)) if e.descriptor.digest != d.digest),
+        )
+        .map(|p| (p.server.to_string(), p.tool.map(str::to_string)))
+        .collect();
+    lock.materialize(&drifted)
+        .map_err(|e| crate::lock::store::lock_error(&env.lock_path().unwrap_or_default(), e))?;
+    let tools: Vec<(String, String)> = drifted
+        .into_iter()
+        .filter_map(|(s, t)| t.map(|t| (s, t)))
+        .collect();
+    inventory.materialize(&tools);
     let mut all = compare::compare(&inventory, &lock);
     all.extend(detect::run(&detect::Context {
         inventory: &inventory,

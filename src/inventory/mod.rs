@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::descriptor::Descriptor;
+use crate::descriptor::{Descriptor, Lazy};
 use crate::json::{self, Object, Value};
 
 /// Default cap on one input file, in bytes (see `--max-input-size`).
@@ -70,10 +71,15 @@ pub struct Ambiguity {
 /// One tool as advertised.
 #[derive(Clone, Debug)]
 pub struct Tool {
-    /// Canonical descriptor and digests.
+    /// The tool's name (NFC), its key in the lock.
+    pub name: String,
+    /// Canonical descriptor and digests (fields empty until materialised
+    /// when read with [`ReadOptions::digests_only`]).
     pub descriptor: Descriptor,
     /// JSON pointer of the tool object in its file.
     pub pointer: String,
+    /// Where to rebuild the fields from, when they were dropped.
+    pub lazy: Lazy,
 }
 
 /// One server as advertised.
@@ -101,6 +107,31 @@ pub struct Inventory {
     pub servers: BTreeMap<String, Server>,
 }
 
+impl Inventory {
+    /// Rebuilds the fields of the given tools, read with
+    /// [`ReadOptions::digests_only`], from the bytes they were read from.
+    pub fn materialize(&mut self, wanted: &[(String, String)]) {
+        for (server, tool) in wanted {
+            let Some(t) = self
+                .servers
+                .get_mut(server)
+                .and_then(|s| s.tools.get_mut(tool))
+            else {
+                continue;
+            };
+            let Some((bytes, span)) = t.lazy.0.take() else {
+                continue;
+            };
+            // These bytes parsed once already; they cannot fail now.
+            let (v, _) = json::parse(&bytes[span]).expect("a span that parsed before parses again");
+            let (full, _) = build_tool(Path::new(""), v, &t.pointer)
+                .expect("a tool that was built before builds again");
+            debug_assert_eq!(full.descriptor.digest, t.descriptor.digest);
+            t.descriptor = full.descriptor;
+        }
+    }
+}
+
 /// How to read inventory files.
 #[derive(Clone, Debug)]
 pub struct ReadOptions {
@@ -108,6 +139,9 @@ pub struct ReadOptions {
     pub server: Option<String>,
     /// Largest file accepted, in bytes.
     pub max_size: u64,
+    /// Keep only the tools' digests (and where to rebuild them from), so
+    /// that scanning a large inventory does not hold every tree in memory.
+    pub digests_only: bool,
 }
 
 impl Default for ReadOptions {
@@ -115,6 +149,7 @@ impl Default for ReadOptions {
         ReadOptions {
             server: None,
             max_size: DEFAULT_MAX_INPUT,
+            digests_only: false,
         }
     }
 }
@@ -200,7 +235,23 @@ pub fn read_all(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory, Inpu
     for path in paths {
         for file in files_at(path)? {
             let bytes = read_capped(&file, opts.max_size)?;
-            for server in parse_file(&file, &bytes, opts)? {
+            let (bytes, src) = if opts.digests_only {
+                let shared = Arc::new(bytes);
+                (
+                    shared.clone(),
+                    Source {
+                        keep_only_digests: Some(shared),
+                    },
+                )
+            } else {
+                (
+                    Arc::new(bytes),
+                    Source {
+                        keep_only_digests: None,
+                    },
+                )
+            };
+            for server in parse_source(&file, &bytes, opts, &src)? {
                 if let Some(prev) = inv.servers.get(&server.name) {
                     return Err(InputError::new(
                         &file,
@@ -219,65 +270,202 @@ pub fn read_all(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory, Inpu
     Ok(inv)
 }
 
+/// A top-level, server or JSON-RPC result object, read with its tools
+/// digested on the way (so that no whole-file tree is ever built).
+#[derive(Default)]
+struct Shell {
+    /// Every member except `tools`, `servers` and `result`.
+    fields: Object,
+    /// The tools, when a `tools` member was present.
+    tools: Option<Vec<(Tool, Vec<String>)>>,
+    /// Top level only: the servers of a multi-server inventory.
+    servers: Option<Vec<Shell>>,
+    /// JSON-RPC only: the response's result.
+    result: Option<Box<Shell>>,
+}
+
+/// Why reading a file stopped.
+enum Fail {
+    Json(json::ParseError),
+    Input(InputError),
+}
+
+impl From<json::ParseError> for Fail {
+    fn from(e: json::ParseError) -> Fail {
+        Fail::Json(e)
+    }
+}
+
+impl From<InputError> for Fail {
+    fn from(e: InputError) -> Fail {
+        Fail::Input(e)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Level {
+    Top,
+    Server,
+    Result,
+}
+
+/// Reads the object at the reader's position.
+fn read_shell(
+    r: &mut json::Reader<'_>,
+    path: &Path,
+    src: &Source,
+    level: Level,
+) -> Result<Shell, Fail> {
+    let mut shell = Shell::default();
+    r.object(|r, key| -> Result<(), Fail> {
+        match (key, level) {
+            ("tools", _) => {
+                if r.peek() != Some(b'[') {
+                    let at = r.pointer();
+                    let v = r.value()?;
+                    return Err(InputError::new(
+                        path,
+                        Some(at),
+                        format!("`tools` is {}, expected an array", v.kind()),
+                    )
+                    .into());
+                }
+                let mut list = Vec::new();
+                r.array(|r, _| -> Result<(), Fail> {
+                    let at = r.pointer();
+                    let start = r.offset();
+                    let v = r.value()?;
+                    let end = r.offset();
+                    let (mut tool, collisions) = build_tool(path, v, &at)?;
+                    if let Some(bytes) = &src.keep_only_digests {
+                        tool.descriptor.fields = Object::new();
+                        tool.lazy = Lazy(Some((bytes.clone(), start..end)));
+                    }
+                    list.push((tool, collisions));
+                    Ok(())
+                })?;
+                shell.tools = Some(list);
+            }
+            ("servers", Level::Top) => {
+                if r.peek() != Some(b'[') {
+                    return Err(InputError::new(
+                        path,
+                        Some("/servers".into()),
+                        "`servers` must be an array",
+                    )
+                    .into());
+                }
+                let mut list = Vec::new();
+                r.array(|r, _| -> Result<(), Fail> {
+                    if r.peek() != Some(b'{') {
+                        let at = r.pointer();
+                        let v = r.value()?;
+                        return Err(InputError::new(
+                            path,
+                            Some(at),
+                            format!("server is {}, expected an object", v.kind()),
+                        )
+                        .into());
+                    }
+                    list.push(read_shell(r, path, src, Level::Server)?);
+                    Ok(())
+                })?;
+                shell.servers = Some(list);
+            }
+            ("result", Level::Top) if r.peek() == Some(b'{') => {
+                shell.result = Some(Box::new(read_shell(r, path, src, Level::Result)?));
+            }
+            _ => {
+                let v = r.value()?;
+                shell.fields.insert(key.to_string(), v);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(shell)
+}
+
+/// What the tools' descriptors are kept as.
+struct Source {
+    /// When set, tools keep only their digests and a span of these bytes,
+    /// from which [`Inventory::materialize`] rebuilds them on demand.
+    keep_only_digests: Option<Arc<Vec<u8>>>,
+}
+
 /// Parses one inventory file's bytes, detecting its format from content.
 pub fn parse_file(
     path: &Path,
     bytes: &[u8],
     opts: &ReadOptions,
 ) -> Result<Vec<Server>, InputError> {
-    let doc = json::parse_many(bytes)
-        .map_err(|e| InputError::new(path, None, format!("invalid JSON: {e}")))?;
-    let mut dups: Vec<(usize, String)> = doc.duplicates;
-    if doc.values.len() > 1 {
-        return from_jsonrpc_lines(path, &doc.values, &dups, opts);
+    parse_source(
+        path,
+        bytes,
+        opts,
+        &Source {
+            keep_only_digests: None,
+        },
+    )
+}
+
+fn parse_source(
+    path: &Path,
+    bytes: &[u8],
+    opts: &ReadOptions,
+    src: &Source,
+) -> Result<Vec<Server>, InputError> {
+    let json_err = |e: json::ParseError| InputError::new(path, None, format!("invalid JSON: {e}"));
+    let mut r = json::Reader::new(bytes, json::MAX_DEPTH).map_err(json_err)?;
+    if r.at_end() {
+        return Err(json_err(r.error("empty input: expected a JSON value")));
     }
-    let top = &doc.values[0];
-    let dups: Vec<String> = dups.drain(..).map(|(_, p)| p).collect();
-    let Some(obj) = top.as_object() else {
-        return Err(InputError::new(
-            path,
-            None,
-            format!("top level is {}, expected an object (a capture, {{\"servers\": [...]}}, {{\"tools\": [...]}} or a JSON-RPC response)", top.kind()),
-        ));
-    };
-    if obj.get("servers").is_some() {
-        let Some(list) = obj.get("servers").and_then(Value::as_array) else {
-            return Err(InputError::new(
-                path,
-                Some("/servers".into()),
-                "`servers` must be an array",
-            ));
-        };
-        let mut out = Vec::new();
-        for (i, s) in list.iter().enumerate() {
-            let at = format!("/servers/{i}");
-            let Some(so) = s.as_object() else {
-                return Err(InputError::new(
-                    path,
-                    Some(at),
-                    format!("server is {}, expected an object", s.kind()),
-                ));
+    let mut shells = Vec::new();
+    loop {
+        if r.peek() != Some(b'{') {
+            let v = r.value().map_err(json_err)?;
+            let what = if shells.is_empty() {
+                format!("top level is {}, expected an object (a capture, {{\"servers\": [...]}}, {{\"tools\": [...]}} or a JSON-RPC response)", v.kind())
+            } else {
+                format!(
+                    "(value {}) expected a JSON-RPC response object, found {}",
+                    shells.len() + 1,
+                    v.kind()
+                )
             };
-            let name = server_name(path, so, "name", &at)?;
-            out.push(build_server(path, name, so, &at, &dups)?);
+            return Err(InputError::new(path, None, what));
+        }
+        match read_shell(&mut r, path, src, Level::Top) {
+            Ok(shell) => shells.push(shell),
+            Err(Fail::Json(e)) => return Err(json_err(e)),
+            Err(Fail::Input(e)) => return Err(e),
+        }
+        if r.at_end() {
+            break;
+        }
+        r.next_top();
+    }
+    let dups = r.take_duplicates();
+    if shells.len() > 1 || shells[0].fields.get("jsonrpc").is_some() {
+        return from_jsonrpc_lines(path, shells, &dups, opts);
+    }
+    let dups: Vec<String> = dups.into_iter().map(|(_, p)| p).collect();
+    let top = shells.pop().expect("one value");
+    if let Some(servers) = top.servers {
+        let mut out = Vec::new();
+        for (i, shell) in servers.into_iter().enumerate() {
+            let at = format!("/servers/{i}");
+            let name = server_name(path, &shell.fields, "name", &at)?;
+            out.push(build_server(path, name, shell, &at, &dups)?);
         }
         return Ok(out);
     }
-    if obj.get("jsonrpc").is_some() {
-        return from_jsonrpc_lines(
-            path,
-            &doc.values,
-            &dups.into_iter().map(|p| (0, p)).collect::<Vec<_>>(),
-            opts,
-        );
+    if top.fields.get("server").is_some() {
+        let name = server_name(path, &top.fields, "server", "")?;
+        return Ok(vec![build_server(path, name, top, "", &dups)?]);
     }
-    if obj.get("server").is_some() {
-        let name = server_name(path, obj, "server", "")?;
-        return Ok(vec![build_server(path, name, obj, "", &dups)?]);
-    }
-    if obj.get("tools").is_some() {
+    if top.tools.is_some() {
         let name = named_by_option(path, opts)?;
-        return Ok(vec![build_server(path, name, obj, "", &dups)?]);
+        return Ok(vec![build_server(path, name, top, "", &dups)?]);
     }
     Err(InputError::new(
         path,
@@ -316,52 +504,37 @@ fn server_name(path: &Path, o: &Object, key: &str, at: &str) -> Result<String, I
 /// instructions, each `tools/list` page gives tools.
 fn from_jsonrpc_lines(
     path: &Path,
-    values: &[Value],
+    shells: Vec<Shell>,
     dups: &[(usize, String)],
     opts: &ReadOptions,
 ) -> Result<Vec<Server>, InputError> {
     let name = named_by_option(path, opts)?;
-    let mut merged = Object::new();
-    let mut tools = Vec::new();
+    let mut merged = Shell {
+        tools: Some(Vec::new()),
+        ..Shell::default()
+    };
     let mut ambiguities = Vec::new();
-    for (line, v) in values.iter().enumerate() {
+    for (line, shell) in shells.into_iter().enumerate() {
         let at = format!("(value {}) ", line + 1);
-        let Some(o) = v.as_object() else {
-            return Err(InputError::new(
-                path,
-                None,
-                format!(
-                    "{at}expected a JSON-RPC response object, found {}",
-                    v.kind()
-                ),
-            ));
-        };
-        if o.get("error").is_some() {
+        if shell.fields.get("error").is_some() {
             return Err(InputError::new(
                 path,
                 Some("/error".into()),
                 format!("{at}is a JSON-RPC error response"),
             ));
         }
-        let Some(result) = o.get("result").and_then(Value::as_object) else {
-            // Requests and notifications carry nothing advertised.
-            continue;
-        };
-        for (k, val) in result.iter() {
-            if k == "tools" {
-                let Some(list) = val.as_array() else {
-                    return Err(InputError::new(
-                        path,
-                        Some("/result/tools".into()),
-                        format!("{at}`tools` must be an array"),
-                    ));
-                };
-                tools.extend(list.iter().cloned());
-            } else if matches!(
-                k.as_str(),
-                "serverInfo" | "instructions" | "prompts" | "resources" | "resourceTemplates"
-            ) {
-                merged.insert(k.clone(), val.clone());
+        // Requests and notifications carry nothing advertised.
+        if let Some(result) = shell.result {
+            for (k, val) in result.fields.iter() {
+                if matches!(
+                    k.as_str(),
+                    "serverInfo" | "instructions" | "prompts" | "resources" | "resourceTemplates"
+                ) {
+                    merged.fields.insert(k.clone(), val.clone());
+                }
+            }
+            if let (Some(all), Some(page)) = (merged.tools.as_mut(), result.tools) {
+                all.extend(page);
             }
         }
         for (_, p) in dups.iter().filter(|(i, _)| *i == line) {
@@ -375,8 +548,7 @@ fn from_jsonrpc_lines(
             });
         }
     }
-    merged.insert("tools".into(), Value::Array(tools));
-    let mut server = build_server(path, name, &merged, "", &[])?;
+    let mut server = build_server(path, name, merged, "", &[])?;
     server.ambiguities.extend(ambiguities);
     Ok(vec![server])
 }
@@ -386,34 +558,17 @@ fn from_jsonrpc_lines(
 fn build_server(
     path: &Path,
     name: String,
-    o: &Object,
+    shell: Shell,
     base: &str,
     dups: &[String],
 ) -> Result<Server, InputError> {
     let mut ambiguities = Vec::new();
-    let tools_at = format!("{base}/tools");
-    let list = match o.get("tools") {
-        Some(Value::Array(a)) => a.as_slice(),
-        Some(v) => {
-            return Err(InputError::new(
-                path,
-                Some(tools_at),
-                format!("`tools` is {}, expected an array", v.kind()),
-            ))
-        }
-        None => &[],
-    };
+    let o = &shell.fields;
     let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
     let mut seen_at: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (i, t) in list.iter().enumerate() {
-        let at = format!("{tools_at}/{i}");
-        let (tool, collisions) = build_tool(path, t, &at)?;
-        let tool_name = tool
-            .descriptor
-            .get("name")
-            .and_then(Value::as_str)
-            .expect("build_tool checks the name")
-            .to_string();
+    for (tool, collisions) in shell.tools.unwrap_or_default() {
+        let at = tool.pointer.clone();
+        let tool_name = tool.name.clone();
         for c in collisions {
             ambiguities.push(Ambiguity {
                 tool: Some(tool_name.clone()),
@@ -450,7 +605,7 @@ fn build_server(
     }
     for p in dups
         .iter()
-        .filter(|p| p.starts_with(base) && !p.starts_with(&format!("{tools_at}/")))
+        .filter(|p| p.starts_with(base) && !p.starts_with(&format!("{base}/tools/")))
     {
         ambiguities.push(Ambiguity {
             tool: None,
@@ -549,8 +704,8 @@ fn rename_schema_key(rel: &str) -> String {
 }
 
 /// A tool and the pointers of its keys that collide after NFC.
-fn build_tool(path: &Path, t: &Value, at: &str) -> Result<(Tool, Vec<String>), InputError> {
-    let Some(o) = t.as_object() else {
+fn build_tool(path: &Path, t: Value, at: &str) -> Result<(Tool, Vec<String>), InputError> {
+    let Value::Object(o) = t else {
         return Err(InputError::new(
             path,
             Some(at.to_string()),
@@ -575,7 +730,7 @@ fn build_tool(path: &Path, t: &Value, at: &str) -> Result<(Tool, Vec<String>), I
         }
     }
     let mut fields = Object::new();
-    for (k, v) in o.iter() {
+    for (k, v) in o {
         let key = match k.as_str() {
             "input_schema" => "inputSchema",
             "output_schema" => "outputSchema",
@@ -599,13 +754,19 @@ fn build_tool(path: &Path, t: &Value, at: &str) -> Result<(Tool, Vec<String>), I
                 format!("`{k}` is {}, expected an object", v.kind()),
             ));
         }
-        fields.insert(key.to_string(), v.clone());
+        fields.insert(key.to_string(), v);
     }
     let (descriptor, collisions) = Descriptor::new(fields);
     Ok((
         Tool {
+            name: descriptor
+                .get("name")
+                .and_then(Value::as_str)
+                .expect("the name was checked above")
+                .to_string(),
             descriptor,
             pointer: at.to_string(),
+            lazy: Lazy::default(),
         },
         collisions,
     ))

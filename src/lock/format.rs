@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 
 use crate::canon::{write_string, write_value, Digest, Escape};
-use crate::descriptor::Descriptor;
+use std::sync::Arc;
+
+use crate::descriptor::{Descriptor, Lazy};
 use crate::json::{self, Object, Value};
 
 /// The format version this build writes and the newest it reads.
@@ -52,6 +54,8 @@ pub struct Entry {
     pub first_seen: String,
     /// Present exactly when the entry is pinned.
     pub approval: Option<Approval>,
+    /// Where the descriptor can be rebuilt from, when it was dropped.
+    pub lazy: Lazy,
 }
 
 /// A server's entries.
@@ -169,82 +173,162 @@ impl Lock {
     /// Reads a lock's text strictly: unknown keys, missing keys, digests
     /// that do not match their descriptor, and newer versions are errors.
     pub fn parse(bytes: &[u8]) -> Result<Lock, LockError> {
-        // A descriptor sits 4 levels below the lock's top (servers, name,
-        // tools, tool, descriptor); allow for them so that every lock this
-        // build writes from an accepted inventory reads back.
-        let (top, dups) =
-            json::parse_nested(bytes, json::MAX_DEPTH + 8).map_err(|e| LockError {
-                pointer: Some(e.pointer.clone()),
-                message: format!(
-                    "not valid JSON: {} at line {} column {}",
-                    e.message, e.line, e.column
-                ),
-                newer: false,
-            })?;
-        if let Some(d) = dups.first() {
+        parse_lock(bytes, None)
+    }
+
+    /// Like [`Lock::parse`], every entry verified, but descriptors are
+    /// dropped after verification and rebuilt on demand by
+    /// [`Lock::materialize`]: scanning a large lock does not hold it as a tree.
+    pub fn parse_digests_only(bytes: Arc<Vec<u8>>) -> Result<Lock, LockError> {
+        parse_lock(&bytes.clone(), Some(bytes))
+    }
+
+    /// Rebuilds the descriptors of the given entries (`None` tool: the
+    /// server entry) of a lock read with [`Lock::parse_digests_only`].
+    pub fn materialize(&mut self, wanted: &[(String, Option<String>)]) -> Result<(), LockError> {
+        for (server, tool) in wanted {
+            let Some(s) = self.servers.get_mut(server) else {
+                continue;
+            };
+            let entry = match tool {
+                None => s.server.as_mut(),
+                Some(t) => s.tools.get_mut(t),
+            };
+            let Some(entry) = entry else { continue };
+            let Some((bytes, span)) = entry.lazy.0.take() else {
+                continue;
+            };
+            let at = match tool {
+                None => format!("{}/server", ptr("/servers", server)),
+                Some(t) => ptr(&format!("{}/tools", ptr("/servers", server)), t),
+            };
+            let (v, _) =
+                json::parse_nested(&bytes[span], json::MAX_DEPTH).map_err(LockError::from)?;
+            *entry = read_entry(&v, &at, tool.is_some())?;
+        }
+        Ok(())
+    }
+}
+
+impl From<json::ParseError> for LockError {
+    fn from(e: json::ParseError) -> LockError {
+        LockError {
+            pointer: Some(e.pointer.clone()),
+            message: format!(
+                "not valid JSON: {} at line {} column {}",
+                e.message, e.line, e.column
+            ),
+            newer: false,
+        }
+    }
+}
+
+fn parse_lock(bytes: &[u8], keep: Option<Arc<Vec<u8>>>) -> Result<Lock, LockError> {
+    // A descriptor sits 4 levels below the lock's top (servers, name,
+    // tools, tool, descriptor); allow for them so that every lock this
+    // build writes from an accepted inventory reads back.
+    let mut r = json::Reader::new(bytes, json::MAX_DEPTH + 8)?;
+    if r.at_end() {
+        return Err(r.error("empty input: expected a JSON value").into());
+    }
+    if r.peek() != Some(b'{') {
+        let v = r.value()?;
+        return Err(LockError::at(
+            "",
+            format!("expected an object, found {}", v.kind()),
+        ));
+    }
+    let mut version = false;
+    let mut servers = false;
+    let mut lock = Lock::default();
+    let entry = |r: &mut json::Reader<'_>, tool: Option<&str>| -> Result<Entry, LockError> {
+        let at = r.pointer();
+        let start = r.offset();
+        let v = r.value()?;
+        let end = r.offset();
+        let mut e = read_entry(&v, &at, tool.is_some())?;
+        if tool.is_some() && e.descriptor.get("name").and_then(Value::as_str) != tool {
             return Err(LockError::at(
-                d,
-                "duplicate key (a lock is written without any: was it edited or merged by hand?)",
+                &at,
+                "descriptor name differs from the entry's key",
             ));
         }
-        let o = obj(&top, "")?;
-        only_keys(o, "", &["version", "servers"])?;
-        match o.get("version") {
-            Some(Value::Number(n)) if n.as_f64().fract() == 0.0 && n.as_f64() >= 1.0 => {
-                let v = n.as_f64() as u64;
-                if v > FORMAT_VERSION {
-                    return Err(LockError {
-                        newer: true,
-                        ..LockError::at(
-                            "/version",
-                            format!("format version {v} is newer than this git-kams reads ({FORMAT_VERSION}); upgrade git-kams"),
-                        )
-                    });
-                }
-            }
-            Some(_) => {
-                return Err(LockError::at(
-                    "/version",
-                    "version must be a positive integer",
-                ))
-            }
-            None => return Err(LockError::at("", "no `version`: not a kams.lock")),
+        if let Some(bytes) = &keep {
+            e.descriptor.fields = Object::new();
+            e.lazy = Lazy(Some((bytes.clone(), start..end)));
         }
-        let servers = obj(
-            o.get("servers")
-                .ok_or_else(|| LockError::at("", "no `servers`"))?,
-            "/servers",
-        )?;
-        let mut lock = Lock::default();
-        for (name, s) in servers.iter() {
-            let at = ptr("/servers", name);
-            let so = obj(s, &at)?;
-            only_keys(so, &at, &["server", "tools"])?;
-            let mut ls = LockServer::default();
-            if let Some(e) = so.get("server") {
-                ls.server = Some(read_entry(e, &format!("{at}/server"), false)?);
-            }
-            let tools_at = format!("{at}/tools");
-            let tools = obj(
-                so.get("tools")
-                    .ok_or_else(|| LockError::at(&at, "no `tools`"))?,
-                &tools_at,
-            )?;
-            for (tool, e) in tools.iter() {
-                let eat = ptr(&tools_at, tool);
-                let entry = read_entry(e, &eat, true)?;
-                if entry.descriptor.get("name").and_then(Value::as_str) != Some(tool.as_str()) {
-                    return Err(LockError::at(
-                        &eat,
-                        "descriptor name differs from the entry's key",
-                    ));
+        Ok(e)
+    };
+    r.object(|r, key| -> Result<(), LockError> {
+        match key {
+            "version" => {
+                match r.value()? {
+                    Value::Number(n) if n.as_f64().fract() == 0.0 && n.as_f64() >= 1.0 => {
+                        let v = n.as_f64() as u64;
+                        if v > FORMAT_VERSION {
+                            return Err(LockError {
+                                newer: true,
+                                ..LockError::at(
+                                    "/version",
+                                    format!("format version {v} is newer than this git-kams reads ({FORMAT_VERSION}); upgrade git-kams"),
+                                )
+                            });
+                        }
+                    }
+                    _ => return Err(LockError::at("/version", "version must be a positive integer")),
                 }
-                ls.tools.insert(tool.clone(), entry);
+                version = true;
             }
-            lock.servers.insert(name.clone(), ls);
+            "servers" => {
+                if !version {
+                    return Err(LockError::at("", "`version` must come before `servers` (is this a kams.lock?)"));
+                }
+                servers = true;
+                r.object(|r, name| -> Result<(), LockError> {
+                    let mut ls = LockServer::default();
+                    let mut has_tools = false;
+                    r.object(|r, key| -> Result<(), LockError> {
+                        match key {
+                            "server" => ls.server = Some(entry(r, None)?),
+                            "tools" => {
+                                has_tools = true;
+                                r.object(|r, tool| -> Result<(), LockError> {
+                                    let e = entry(r, Some(tool))?;
+                                    ls.tools.insert(tool.to_string(), e);
+                                    Ok(())
+                                })?;
+                            }
+                            _ => return Err(LockError::at(&r.pointer(), "unknown key (written by a newer git-kams, or edited by hand?)")),
+                        }
+                        Ok(())
+                    })?;
+                    if !has_tools {
+                        return Err(LockError::at(&r.pointer(), "missing `tools`"));
+                    }
+                    lock.servers.insert(name.to_string(), ls);
+                    Ok(())
+                })?;
+            }
+            _ => return Err(LockError::at(&r.pointer(), "unknown key (written by a newer git-kams, or edited by hand?)")),
         }
-        Ok(lock)
+        Ok(())
+    })?;
+    if !r.at_end() {
+        return Err(r.error("unexpected content after the JSON value").into());
     }
+    if let Some((_, d)) = r.take_duplicates().first() {
+        return Err(LockError::at(
+            d,
+            "duplicate key (a lock is written without any: was it edited or merged by hand?)",
+        ));
+    }
+    if !version {
+        return Err(LockError::at("", "no `version`: not a kams.lock"));
+    }
+    if !servers {
+        return Err(LockError::at("", "no `servers`"));
+    }
+    Ok(lock)
 }
 
 fn ptr(base: &str, token: &str) -> String {
@@ -327,14 +411,13 @@ fn read_entry(v: &Value, at: &str, tool: bool) -> Result<Entry, LockError> {
         &crate::descriptor::SERVER_FIELDS
     };
     only_keys(fields, &descriptor_at, allowed)?;
-    let descriptor = Descriptor::from_canonical(fields.clone());
-    let (canonical, _) = Descriptor::new(fields.clone());
-    if canonical.digest != descriptor.digest {
+    if !crate::descriptor::is_canonical(fields) {
         return Err(LockError::at(
             &descriptor_at,
             "descriptor is not in canonical form (NFC, trimmed): edited by hand?",
         ));
     }
+    let descriptor = Descriptor::from_canonical(fields.clone());
     if digest(o, "digest", at)? != descriptor.digest {
         return Err(LockError::at(
             &ptr(at, "digest"),
@@ -386,6 +469,7 @@ fn read_entry(v: &Value, at: &str, tool: bool) -> Result<Entry, LockError> {
         descriptor,
         first_seen,
         approval,
+        lazy: Default::default(),
     })
 }
 
@@ -475,6 +559,7 @@ mod tests {
                     at: "2026-01-02T00:00:00Z".into(),
                     note: "ok".into(),
                 }),
+                lazy: Default::default(),
             },
         );
         lock.servers.insert("fs".into(), s);

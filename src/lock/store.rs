@@ -39,25 +39,50 @@ pub fn read(path: &Path) -> Result<Option<Lock>> {
     parse_at(path, &bytes).map(Some)
 }
 
+/// Like [`read`], keeping only digests (see [`Lock::parse_digests_only`]).
+pub fn read_digests_only(path: &Path) -> Result<Option<Lock>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => bail!(
+            "{}: cannot read the lock: {e}",
+            crate::text::shown_path(path)
+        ),
+        Ok(_) => {}
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOCK_SIZE) {
+        bail!(
+            "{}: the lock is larger than {MAX_LOCK_SIZE} bytes: refusing to read it",
+            crate::text::shown_path(path)
+        );
+    }
+    let bytes = std::sync::Arc::new(read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?);
+    Lock::parse_digests_only(bytes)
+        .map_err(|e| lock_error(path, e))
+        .map(Some)
+}
+
 /// Parses lock text, naming `path` in the error.
 pub fn parse_at(path: &Path, bytes: &[u8]) -> Result<Lock> {
-    Lock::parse(bytes).map_err(|e| {
-        let at = e
-            .pointer
-            .filter(|p| !p.is_empty())
-            .map(|p| format!(" (JSON pointer {})", crate::text::escape_display(&p)))
-            .unwrap_or_default();
-        let message = crate::text::escape_display(&e.message);
-        if e.newer {
-            anyhow!("{}: {message}{at}", crate::text::shown_path(path))
-        } else {
-            anyhow!(
+    Lock::parse(bytes).map_err(|e| lock_error(path, e))
+}
+
+/// A lock error as the user sees it.
+pub fn lock_error(path: &Path, e: super::format::LockError) -> anyhow::Error {
+    let at = e
+        .pointer
+        .filter(|p| !p.is_empty())
+        .map(|p| format!(" (JSON pointer {})", crate::text::escape_display(&p)))
+        .unwrap_or_default();
+    let message = crate::text::escape_display(&e.message);
+    if e.newer {
+        anyhow!("{}: {message}{at}", crate::text::shown_path(path))
+    } else {
+        anyhow!(
                 "{}: corrupt lock: {message}{at}; restore it from git (`git checkout -- {}`) or fix it by hand",
                 crate::text::shown_path(path),
                 crate::text::shown_path(path)
             )
-        }
-    })
+    }
 }
 
 /// An exclusive claim on the lock path, released on drop.

@@ -637,6 +637,7 @@ fn arb_entry(descriptor: Descriptor) -> impl Strategy<Value = Entry> {
             descriptor: descriptor.clone(),
             first_seen,
             approval: pinned.then_some(Approval { approver, at, note }),
+            lazy: Default::default(),
         })
 }
 
@@ -692,7 +693,7 @@ fn arb_lock() -> impl Strategy<Value = Lock> {
 // ---------------------------------------------------------------------------
 // The real corpus, read two ways
 
-type ToolDigests = BTreeMap<String, (Digest, BTreeMap<String, Digest>)>;
+type ToolDigests = BTreeMap<String, (Digest, git_kams::descriptor::FieldDigests)>;
 
 fn digests_of(server: &Server) -> ToolDigests {
     server
@@ -857,6 +858,7 @@ fn lock_round_trips_a_descriptor_with_numbers_written_differently() {
             descriptor: d,
             first_seen: "2026-01-01T00:00:00Z".into(),
             approval: None,
+            lazy: Default::default(),
         },
     );
     lock.servers.insert("s".into(), s);
