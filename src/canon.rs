@@ -253,9 +253,16 @@ impl Digest {
         {
             return None;
         }
+        let nibble = |b: u8| {
+            if b.is_ascii_digit() {
+                b - b'0'
+            } else {
+                b - b'a' + 10
+            }
+        };
         let mut d = [0u8; 32];
-        for (i, byte) in d.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+        for (byte, pair) in d.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
+            *byte = (nibble(pair[0]) << 4) | nibble(pair[1]);
         }
         Some(Digest(d))
     }

@@ -280,27 +280,7 @@ pub fn parse_many(input: &[u8]) -> Result<Document, ParseError> {
 }
 
 fn parse_inner(input: &[u8], many: bool, max_depth: usize) -> Result<Document, ParseError> {
-    let text = match std::str::from_utf8(input) {
-        Ok(t) => t,
-        Err(e) => {
-            let at = e.valid_up_to();
-            let (line, column) = line_column(&input[..at]);
-            return Err(ParseError {
-                message: format!("invalid UTF-8 (byte offset {at})"),
-                line,
-                column,
-                pointer: String::new(),
-            });
-        }
-    };
-    let mut p = Parser {
-        s: text.as_bytes(),
-        i: 0,
-        path: Vec::new(),
-        duplicates: Vec::new(),
-        top: 0,
-        max_depth,
-    };
+    let mut p = Reader::new(input, max_depth)?.p;
     let mut values = Vec::new();
     p.ws();
     if p.i == p.s.len() {
@@ -337,18 +317,22 @@ pub struct Reader<'a> {
 impl<'a> Reader<'a> {
     /// A reader over `input` (validated as UTF-8 here).
     pub fn new(input: &'a [u8], max_depth: usize) -> Result<Reader<'a>, ParseError> {
-        if let Err(e) = std::str::from_utf8(input) {
-            let at = e.valid_up_to();
-            let (line, column) = line_column(&input[..at]);
-            return Err(ParseError {
-                message: format!("invalid UTF-8 (byte offset {at})"),
-                line,
-                column,
-                pointer: String::new(),
-            });
-        }
+        let text = match std::str::from_utf8(input) {
+            Ok(t) => t,
+            Err(e) => {
+                let at = e.valid_up_to();
+                let (line, column) = line_column(&input[..at]);
+                return Err(ParseError {
+                    message: format!("invalid UTF-8 (byte offset {at})"),
+                    line,
+                    column,
+                    pointer: String::new(),
+                });
+            }
+        };
         Ok(Reader {
             p: Parser {
+                t: text,
                 s: input,
                 i: 0,
                 path: Vec::new(),
@@ -388,6 +372,11 @@ impl<'a> Reader<'a> {
         self.p.i
     }
 
+    /// Byte offset just past the last value read (no whitespace skipped).
+    pub fn position(&self) -> usize {
+        self.p.i
+    }
+
     /// An error at the current position.
     pub fn error(&self, message: impl Into<String>) -> ParseError {
         self.p.err(message)
@@ -401,6 +390,11 @@ impl<'a> Reader<'a> {
     /// Parses the next value whole.
     pub fn value(&mut self) -> Result<Value, ParseError> {
         self.p.value(self.depth)
+    }
+
+    /// Checks the next value and steps over it without building it.
+    pub fn skip(&mut self) -> Result<(), ParseError> {
+        self.p.skip(self.depth)
     }
 
     /// Duplicate keys found so far: (top-level index, pointer).
@@ -520,6 +514,9 @@ fn line_column(before: &[u8]) -> (usize, usize) {
 }
 
 struct Parser<'a> {
+    /// The input, validated as UTF-8.
+    t: &'a str,
+    /// The same input as bytes.
     s: &'a [u8],
     i: usize,
     path: Vec<Segment>,
@@ -569,6 +566,101 @@ impl<'a> Parser<'a> {
                 "unexpected character {}",
                 describe_at(self.s, self.i)
             ))),
+        }
+    }
+
+    /// Validates the next value like [`Parser::value`] without building it
+    /// (duplicate keys inside it are not looked for).
+    fn skip(&mut self, depth: usize) -> Result<(), ParseError> {
+        self.ws();
+        let Some(&b) = self.s.get(self.i) else {
+            return Err(self.err("unexpected end of input: expected a value"));
+        };
+        match b {
+            b'{' | b'[' => {
+                let close = if b == b'{' { b'}' } else { b']' };
+                self.enter(depth + 1)?;
+                self.i += 1;
+                self.ws();
+                if self.s.get(self.i) == Some(&close) {
+                    self.i += 1;
+                    return Ok(());
+                }
+                loop {
+                    if close == b'}' {
+                        self.ws();
+                        if self.s.get(self.i) != Some(&b'"') {
+                            return Err(self.err("expected a string key"));
+                        }
+                        self.skip_string()?;
+                        self.ws();
+                        if self.s.get(self.i) != Some(&b':') {
+                            return Err(self.err("expected `:` after the key"));
+                        }
+                        self.i += 1;
+                    }
+                    self.skip(depth + 1)?;
+                    self.ws();
+                    match self.s.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(&c) if c == close => {
+                            self.i += 1;
+                            return Ok(());
+                        }
+                        None => return Err(self.err("unexpected end of input")),
+                        _ => return Err(self.err("expected `,` or a closing bracket")),
+                    }
+                }
+            }
+            b'"' => self.skip_string(),
+            _ => self.value(depth).map(|_| ()),
+        }
+    }
+
+    /// Validates a string like [`Parser::string`] without copying it.
+    fn skip_string(&mut self) -> Result<(), ParseError> {
+        self.i += 1;
+        loop {
+            let Some(&b) = self.s.get(self.i) else {
+                return Err(self.err("unterminated string"));
+            };
+            match b {
+                b'"' => {
+                    self.i += 1;
+                    return Ok(());
+                }
+                b'\\' => {
+                    self.i += 1;
+                    match self.s.get(self.i) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 1,
+                        Some(b'u') => {
+                            self.i += 1;
+                            let hi = self.hex4()?;
+                            if (0xD800..0xDC00).contains(&hi) {
+                                if self.s.get(self.i) != Some(&b'\\')
+                                    || self.s.get(self.i + 1) != Some(&b'u')
+                                {
+                                    return Err(self.err(format!(
+                                        "lone surrogate escape \\u{hi:04X} (not valid Unicode)"
+                                    )));
+                                }
+                                self.i += 2;
+                                let lo = self.hex4()?;
+                                if !(0xDC00..0xE000).contains(&lo) {
+                                    return Err(self.err(format!("lone surrogate escape \\u{hi:04X} (not followed by a low surrogate)")));
+                                }
+                            } else if (0xDC00..0xE000).contains(&hi) {
+                                return Err(self.err(format!(
+                                    "lone surrogate escape \\u{hi:04X} (not valid Unicode)"
+                                )));
+                            }
+                        }
+                        _ => return Err(self.err("invalid escape in a string")),
+                    }
+                }
+                0x00..=0x1f => return Err(self.err("unescaped control character in a string")),
+                _ => self.i += 1,
+            }
         }
     }
 
@@ -750,9 +842,7 @@ impl<'a> Parser<'a> {
                 b'"' => {
                     self.i = j + 1;
                     // Input was validated as UTF-8 and quotes are ASCII.
-                    return Ok(std::str::from_utf8(&self.s[start..j])
-                        .expect("validated UTF-8")
-                        .to_string());
+                    return Ok(self.text(start, j).to_string());
                 }
                 b'\\' => break,
                 0x00..=0x1f => {
@@ -762,8 +852,7 @@ impl<'a> Parser<'a> {
                 _ => j += 1,
             }
         }
-        let mut out =
-            String::from(std::str::from_utf8(&self.s[start..j]).expect("validated UTF-8"));
+        let mut out = String::from(self.text(start, j));
         self.i = j;
         loop {
             let Some(&b) = self.s.get(self.i) else {
@@ -834,13 +923,18 @@ impl<'a> Parser<'a> {
                         }
                         k += 1;
                     }
-                    out.push_str(
-                        std::str::from_utf8(&self.s[run_start..k]).expect("validated UTF-8"),
-                    );
+                    out.push_str(self.text(run_start, k));
                     self.i = k;
                 }
             }
         }
+    }
+
+    /// The input between two ASCII delimiters as text. The whole input was
+    /// validated as UTF-8 before parsing, and a cut next to an ASCII byte is
+    /// always a character boundary, so this never fails.
+    fn text(&self, start: usize, end: usize) -> &'a str {
+        &self.t[start..end]
     }
 
     fn hex4(&mut self) -> Result<u32, ParseError> {
@@ -906,6 +1000,33 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+    }
+
+    #[test]
+    fn skip_refuses_what_value_refuses() {
+        for text in [
+            &br#"{"a":[1,{"b":"\u00e9"}],"c":null}"#[..],
+            br#"[1,]"#,
+            br#"{"a" 1}"#,
+            br#""\ud800""#,
+            b"\"a\x01\"",
+            br#"[1e400]"#,
+            br#"{"a":tru}"#,
+        ] {
+            let mut r = Reader::new(text, MAX_DEPTH).unwrap();
+            let skipped = r.skip().is_ok() && r.at_end();
+            assert_eq!(
+                skipped,
+                parse(text).is_ok(),
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+        let deep = "[".repeat(1000);
+        assert!(Reader::new(deep.as_bytes(), MAX_DEPTH)
+            .unwrap()
+            .skip()
+            .is_err());
     }
 
     #[test]

@@ -20,6 +20,10 @@ fn main() -> ExitCode {
     };
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    let code = git_kams::run(cli, &mut stdout.lock(), &mut stderr.lock());
+    // Buffered: a status of 100,000 entries is one write, not 100,000.
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let code = git_kams::run(cli, &mut out, &mut stderr.lock());
+    // A reader that went away is not an error (commands already flushed).
+    let _ = std::io::Write::flush(&mut out);
     ExitCode::from(code)
 }

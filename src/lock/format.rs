@@ -244,6 +244,28 @@ fn parse_lock(bytes: &[u8], keep: Option<Arc<Vec<u8>>>) -> Result<Lock, LockErro
     let entry = |r: &mut json::Reader<'_>, tool: Option<&str>| -> Result<Entry, LockError> {
         let at = r.pointer();
         let start = r.offset();
+        if let Some(shared) = &keep {
+            let fast = fast_entry(r, bytes, tool, &at)?;
+            let end = r.offset();
+            let mut e = match fast {
+                Some(e) => e,
+                None => {
+                    // Not as this build writes it: read it the strict way.
+                    let (v, _) = json::parse_nested(&bytes[start..end], json::MAX_DEPTH + 8)?;
+                    let e = read_entry(&v, &at, tool.is_some())?;
+                    if tool.is_some() && e.descriptor.get("name").and_then(Value::as_str) != tool {
+                        return Err(LockError::at(
+                            &at,
+                            "descriptor name differs from the entry's key",
+                        ));
+                    }
+                    e
+                }
+            };
+            e.descriptor.fields = Object::new();
+            e.lazy = Lazy(Some((shared.clone(), start..end)));
+            return Ok(e);
+        }
         let v = r.value()?;
         let end = r.offset();
         let mut e = read_entry(&v, &at, tool.is_some())?;
@@ -331,6 +353,106 @@ fn parse_lock(bytes: &[u8], keep: Option<Arc<Vec<u8>>>) -> Result<Lock, LockErro
     Ok(lock)
 }
 
+/// Reads an entry without building its descriptor: each field's text is
+/// hashed as it stands in the file. A field whose text is ASCII and hashes
+/// to its recorded digest is, by SHA-256's collision resistance, exactly the
+/// canonical form of its value, so it is verified without parsing. Returns
+/// `None` (having consumed the entry) when that does not hold; the caller
+/// then reads the entry the strict way.
+fn fast_entry(
+    r: &mut json::Reader<'_>,
+    bytes: &[u8],
+    tool: Option<&str>,
+    at: &str,
+) -> Result<Option<Entry>, LockError> {
+    let mut meta = Object::new();
+    let mut raw: Vec<(String, std::ops::Range<usize>)> = Vec::new();
+    r.object(|r, key| -> Result<(), LockError> {
+        if key == "descriptor" {
+            r.object(|r, field| -> Result<(), LockError> {
+                let start = r.offset();
+                r.skip()?;
+                raw.push((field.to_string(), start..r.position()));
+                Ok(())
+            })?;
+            meta.insert(key.to_string(), Value::Null);
+        } else {
+            meta.insert(key.to_string(), r.value()?);
+        }
+        Ok(())
+    })?;
+    let Some(verified) = verify_raw(&meta, &raw, bytes, tool) else {
+        return Ok(None);
+    };
+    read_entry_with(&Value::Object(meta), at, tool.is_some(), Some(verified)).map(Some)
+}
+
+/// The descriptor of an entry whose field texts hash to its digests.
+fn verify_raw(
+    meta: &Object,
+    raw: &[(String, std::ops::Range<usize>)],
+    bytes: &[u8],
+    tool: Option<&str>,
+) -> Option<Descriptor> {
+    let recorded = meta.get("fields")?.as_object()?;
+    let digest = Digest::parse(meta.get("digest")?.as_str()?)?;
+    if recorded.len() != raw.len() {
+        return None;
+    }
+    let mut sorted: Vec<(&'static str, &[u8])> = Vec::with_capacity(raw.len());
+    for (k, span) in raw {
+        let name = crate::descriptor::field_name(k)?;
+        let allowed = if tool.is_some() {
+            crate::descriptor::TOOL_FIELDS.contains(&name)
+        } else {
+            crate::descriptor::SERVER_FIELDS.contains(&name)
+        };
+        let text = &bytes[span.clone()];
+        if !allowed || !text.is_ascii() {
+            return None;
+        }
+        sorted.push((name, text));
+    }
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    let mut field_digests = crate::descriptor::FieldDigests::default();
+    let mut whole = Vec::with_capacity(bytes.len().min(4096));
+    whole.push(b'{');
+    for (i, (name, text)) in sorted.iter().enumerate() {
+        let d = Digest::of(text);
+        if Some(d)
+            != recorded
+                .get(name)
+                .and_then(Value::as_str)
+                .and_then(Digest::parse)
+        {
+            return None;
+        }
+        field_digests.insert(name, d);
+        if i > 0 {
+            whole.push(b',');
+        }
+        write_string(name, Escape::Jcs, &mut whole);
+        whole.push(b':');
+        whole.extend_from_slice(text);
+    }
+    whole.push(b'}');
+    if Digest::of(&whole) != digest {
+        return None;
+    }
+    if let Some(tool) = tool {
+        let mut expected = Vec::new();
+        write_string(tool, Escape::Jcs, &mut expected);
+        if field_digests.get("name") != Some(&Digest::of(&expected)) {
+            return None;
+        }
+    }
+    Some(Descriptor {
+        fields: Object::new(),
+        digest,
+        field_digests,
+    })
+}
+
 fn ptr(base: &str, token: &str) -> String {
     let mut p = format!("{base}/");
     json::push_pointer_token(&mut p, token);
@@ -376,6 +498,17 @@ fn digest(o: &Object, key: &str, at: &str) -> Result<Digest, LockError> {
 }
 
 fn read_entry(v: &Value, at: &str, tool: bool) -> Result<Entry, LockError> {
+    read_entry_with(v, at, tool, None)
+}
+
+/// Reads an entry; `verified` is a descriptor already checked against the
+/// entry's digests (by [`verify_raw`]), whose fields were not kept.
+fn read_entry_with(
+    v: &Value,
+    at: &str,
+    tool: bool,
+    verified: Option<Descriptor>,
+) -> Result<Entry, LockError> {
     let o = obj(v, at)?;
     only_keys(
         o,
@@ -400,24 +533,29 @@ fn read_entry(v: &Value, at: &str, tool: bool) -> Result<Entry, LockError> {
         }
     };
     let descriptor_at = ptr(at, "descriptor");
-    let fields = obj(
-        o.get("descriptor")
-            .ok_or_else(|| LockError::at(at, "missing `descriptor`"))?,
-        &descriptor_at,
-    )?;
-    let allowed: &[&str] = if tool {
-        &crate::descriptor::TOOL_FIELDS
-    } else {
-        &crate::descriptor::SERVER_FIELDS
+    let descriptor = match verified {
+        Some(d) => d,
+        None => {
+            let fields = obj(
+                o.get("descriptor")
+                    .ok_or_else(|| LockError::at(at, "missing `descriptor`"))?,
+                &descriptor_at,
+            )?;
+            let allowed: &[&str] = if tool {
+                &crate::descriptor::TOOL_FIELDS
+            } else {
+                &crate::descriptor::SERVER_FIELDS
+            };
+            only_keys(fields, &descriptor_at, allowed)?;
+            if !crate::descriptor::is_canonical(fields) {
+                return Err(LockError::at(
+                    &descriptor_at,
+                    "descriptor is not in canonical form (NFC, trimmed): edited by hand?",
+                ));
+            }
+            Descriptor::from_canonical(fields.clone())
+        }
     };
-    only_keys(fields, &descriptor_at, allowed)?;
-    if !crate::descriptor::is_canonical(fields) {
-        return Err(LockError::at(
-            &descriptor_at,
-            "descriptor is not in canonical form (NFC, trimmed): edited by hand?",
-        ));
-    }
-    let descriptor = Descriptor::from_canonical(fields.clone());
     if digest(o, "digest", at)? != descriptor.digest {
         return Err(LockError::at(
             &ptr(at, "digest"),

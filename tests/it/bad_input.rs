@@ -494,7 +494,7 @@ fn a_lock_nested_100000_levels_is_refused_without_overflowing() {
     let sb = Sandbox::new();
     let n = 100_000;
     let deep = format!(
-        r#"{{"version": 1, "servers": {{"s": {{"tools": {{"t": {}{}}}}}}}}}"#,
+        r#"{{"version": 1, "servers": {{"s": {{"tools": {{"t": {{"descriptor": {{"inputSchema": {}{}}}}}}}}}}}}}"#,
         "[".repeat(n),
         "]".repeat(n)
     );
