@@ -92,20 +92,29 @@ pub struct PinArgs {
     pub no_commit: bool,
 }
 
-/// Entry selection.
+/// Entry selection, and the revisions to read from.
 #[derive(Args, Debug)]
 pub struct SelectArgs {
     /// Limit to SERVER or SERVER/TOOL entries; all when none
     #[arg(value_name = "SERVER|SERVER/TOOL")]
     pub keys: Vec<String>,
+
+    /// Compare against kams.lock as it was at this revision (a commit, HEAD~3, a tag, a branch, @{upstream}),
+    /// read from git without touching the work tree
+    #[arg(long, value_name = "REV")]
+    pub at: Option<String>,
+
+    /// Read the inventory committed at this revision instead of the work tree's
+    #[arg(long, value_name = "REV")]
+    pub inventory_at: Option<String>,
 }
 
 /// Arguments of `scan` and `diff`.
 #[derive(Args, Debug)]
 pub struct ScanArgs {
-    /// Limit to SERVER or SERVER/TOOL entries; all when none
-    #[arg(value_name = "SERVER|SERVER/TOOL")]
-    pub keys: Vec<String>,
+    /// Entries and revisions
+    #[command(flatten)]
+    pub select: SelectArgs,
 
     /// Exit 1 when a finding is at or above this severity (info, low, medium, high, critical, or never)
     /// [default: git config kams.failOn, else low]

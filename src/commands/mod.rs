@@ -7,11 +7,11 @@ pub mod scan;
 pub mod status;
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 
-use crate::cli::Global;
+use crate::cli::{Global, SelectArgs};
 use crate::compare::Pair;
 use crate::finding::Severity;
 use crate::git::Repo;
@@ -98,17 +98,30 @@ impl Env {
     }
 
     /// The inventory (digests only) and the lock (digests only; a missing
-    /// lock reads as empty, a corrupt one is an error), read side by side.
-    pub fn inventory_and_lock(&self, err: &mut dyn Write) -> Result<(Inventory, Lock)> {
+    /// lock reads as empty, a corrupt one is an error), read side by side,
+    /// each from the work tree or from the revision `select` names.
+    pub fn inventory_and_lock(&self, select: &SelectArgs, err: &mut dyn Write) -> Result<(Inventory, Lock)> {
         let (paths, opts) = self.inventory_spec(true)?;
+        let inventory_files = match &select.inventory_at {
+            Some(rev) => Some(self.inventory_files_at(rev, &paths)?),
+            None => None,
+        };
+        if let Some(rev) = &select.at {
+            let lock = self.lock_at(rev)?;
+            let inventory = match inventory_files {
+                Some(files) => inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}"))?,
+                None => read_inventory(&paths, &opts)?,
+            };
+            return Ok((inventory, lock));
+        }
         let lock_path = self.lock_path()?;
         let (inventory, lock) = std::thread::scope(|s| {
-            let reader = s.spawn(|| read_inventory(&paths, &opts));
+            let reader = s.spawn(|| match inventory_files {
+                Some(files) => inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}")),
+                None => read_inventory(&paths, &opts),
+            });
             let lock = lock::store::read_digests_only(&lock_path);
-            (
-                reader.join().expect("the inventory reader does not panic"),
-                lock,
-            )
+            (reader.join().expect("the inventory reader does not panic"), lock)
         });
         let inventory = inventory?;
         let lock = match lock? {
@@ -123,6 +136,52 @@ impl Env {
             }
         };
         Ok((inventory, lock))
+    }
+
+    /// The lock's path from the top of the work tree, for reading it from git.
+    pub fn lock_relative(&self) -> Result<PathBuf> {
+        if let Some(p) = &self.global.lock {
+            return self.repo.relative(p).map_err(|e| anyhow!("--lock: {e}: a lock read from git must be in the work tree"));
+        }
+        match self.repo.config("kams.lock") {
+            Some(v) if Path::new(&v).is_absolute() => self.repo.relative(Path::new(&v)),
+            Some(v) => Ok(PathBuf::from(v)),
+            None => Ok(PathBuf::from("kams.lock")),
+        }
+    }
+
+    /// The lock as committed at `rev` (digests only), from the object
+    /// database; a lock missing there is an error.
+    pub fn lock_at(&self, rev: &str) -> Result<Lock> {
+        let commit = self.repo.commit_of(rev)?;
+        let rel = self.lock_relative()?;
+        let shown = format!("{}:{}", crate::text::escape_display(rev), rel.display());
+        let (_, bytes) = self.repo.blob_at(commit, &rel)?.ok_or_else(|| {
+            anyhow!("{} does not exist at {} (commit {commit}): nothing was approved there", rel.display(), crate::text::escape_display(rev))
+        })?;
+        Lock::parse_digests_only(std::sync::Arc::new(lock::store::strip_bom(bytes)))
+            .map_err(|e| lock::store::lock_error(Path::new(&shown), e))
+    }
+
+    /// The inventory files committed at `rev`.
+    pub fn inventory_files_at(&self, rev: &str, paths: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+        let commit = self.repo.commit_of(rev)?;
+        let rels: Vec<PathBuf> = if !self.global.inventory.is_empty() {
+            paths.iter().map(|p| self.repo.relative(p)).collect::<Result<_>>()?
+        } else {
+            match self.repo.config("kams.inventory") {
+                Some(v) if Path::new(&v).is_absolute() => vec![self.repo.relative(Path::new(&v))?],
+                Some(v) => vec![PathBuf::from(v)],
+                None => vec![PathBuf::from(".kams/inventory")],
+            }
+        };
+        let mut out = Vec::new();
+        for rel in rels {
+            for (p, bytes) in self.repo.files_at(commit, &rel)? {
+                out.push((PathBuf::from(format!("{}:{}", crate::text::escape_display(rev), p.display())), bytes));
+            }
+        }
+        Ok(out)
     }
 
     /// The severity at which a run fails (`None`: never).

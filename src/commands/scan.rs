@@ -6,15 +6,16 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{emit, Env, Selection, Status};
-use crate::cli::ScanArgs;
+use crate::cli::{ScanArgs, SelectArgs};
 use crate::compare;
 use crate::detect;
 use crate::finding::{Class, Finding, Severity};
 use crate::report::{self, Format};
 
 /// Every finding of the inventory against the lock, sorted.
-pub fn findings(env: &Env, keys: &[String], err: &mut dyn Write) -> Result<Vec<Finding>> {
-    let (mut inventory, mut lock) = env.inventory_and_lock(err)?;
+pub fn findings(env: &Env, select: &SelectArgs, err: &mut dyn Write) -> Result<Vec<Finding>> {
+    let keys = &select.keys;
+    let (mut inventory, mut lock) = env.inventory_and_lock(select, err)?;
     let selection = Selection::new(keys);
     selection.check(&compare::pairs(&inventory, &lock))?;
     // Both were read keeping digests only; rebuild the descriptors of the
@@ -52,7 +53,7 @@ pub fn run(
     err: &mut dyn Write,
 ) -> Result<Status> {
     let fail_on = env.fail_on(args.fail_on.as_deref())?;
-    let mut all = findings(env, &args.keys, err)?;
+    let mut all = findings(env, &args.select, err)?;
     if drift_only {
         all.retain(|f| f.class == Class::Drift);
     }

@@ -6,7 +6,11 @@
 //! `GIT_CONFIG_PARAMETERS`, which is how `git -c key=value kams ...` hands
 //! its overrides to a subcommand; those are applied here on top.
 
-use std::path::PathBuf;
+pub mod commit;
+
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
 
 /// The repository git-kams runs in, if any, and its settings.
 #[derive(Default, Debug)]
@@ -57,6 +61,110 @@ impl Repo {
         repo.config_snapshot().string(key).map(|v| v.to_string())
     }
 
+    /// The gix repository, when there is one.
+    pub fn gix(&self) -> Option<&gix::Repository> {
+        self.config.as_ref()
+    }
+
+    /// The repository, or an error saying that the command needs one.
+    pub fn require(&self, what: &str) -> Result<&gix::Repository> {
+        self.config
+            .as_ref()
+            .ok_or_else(|| anyhow!("{what} needs a git repository, and this is not in one"))
+    }
+
+    /// The commit a revision names (`HEAD~3`, a tag, a branch, `@{upstream}`...).
+    pub fn commit_of(&self, rev: &str) -> Result<gix::ObjectId> {
+        let repo = self.require("a revision")?;
+        let id = repo
+            .rev_parse_single(rev)
+            .map_err(|e| anyhow!("`{}` names no commit: {e}", crate::text::escape_display(rev)))?;
+        let commit = id
+            .object()
+            .and_then(|o| o.peel_to_commit())
+            .map_err(|e| anyhow!("`{}` names no commit: {e}", crate::text::escape_display(rev)))?;
+        Ok(commit.id)
+    }
+
+    /// The blob at `rel` (a path from the top of the work tree) in the tree
+    /// of `commit`: its id and bytes, or `None` when there is no such file.
+    pub fn blob_at(&self, commit: gix::ObjectId, rel: &Path) -> Result<Option<(gix::ObjectId, Vec<u8>)>> {
+        let repo = self.require("reading at a revision")?;
+        let tree = repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .with_context(|| format!("cannot read the tree of commit {commit}"))?;
+        let Some(entry) = tree
+            .lookup_entry_by_path(rel)
+            .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?
+        else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() {
+            return Ok(None);
+        }
+        let object = entry
+            .object()
+            .with_context(|| format!("cannot read {} at commit {commit}", rel.display()))?;
+        Ok(Some((object.id, object.data.clone())))
+    }
+
+    /// The inventory files at `rel` in the tree of `commit`: the blob itself,
+    /// or the `*.json` and `*.jsonl` blobs directly inside a folder, sorted.
+    pub fn files_at(&self, commit: gix::ObjectId, rel: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+        let repo = self.require("reading at a revision")?;
+        let tree = repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .with_context(|| format!("cannot read the tree of commit {commit}"))?;
+        let entry = tree
+            .lookup_entry_by_path(rel)
+            .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?
+            .ok_or_else(|| anyhow!("{} does not exist at commit {commit}", rel.display()))?;
+        if entry.mode().is_blob() {
+            let object = entry.object()?;
+            return Ok(vec![(rel.to_path_buf(), object.data.clone())]);
+        }
+        if !entry.mode().is_tree() {
+            bail!("{} at commit {commit} is neither a file nor a folder", rel.display());
+        }
+        let folder = entry.object()?.into_tree();
+        let mut out = Vec::new();
+        for e in folder.iter() {
+            let e = e.with_context(|| format!("cannot read the folder {} at commit {commit}", rel.display()))?;
+            let name = e.filename().to_string();
+            if name.starts_with('.') || !(name.ends_with(".json") || name.ends_with(".jsonl")) || !e.mode().is_blob() {
+                continue;
+            }
+            let data = repo.find_object(e.oid())?.data.clone();
+            out.push((rel.join(&name), data));
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        if out.is_empty() {
+            bail!("inventory folder {} has no .json or .jsonl file at commit {commit}", rel.display());
+        }
+        Ok(out)
+    }
+
+    /// `path` relative to the top of the work tree (for lookups in trees).
+    pub fn relative(&self, path: &Path) -> Result<PathBuf> {
+        let Some(top) = &self.workdir else {
+            // A bare repository: paths are already relative to the tree's root.
+            return Ok(normalise(path));
+        };
+        let absolute = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::env::current_dir()?.join(path)
+        };
+        let absolute = normalise(&absolute);
+        let top = normalise(top);
+        absolute
+            .strip_prefix(&top)
+            .map(Path::to_path_buf)
+            .map_err(|_| anyhow!("{} is outside the work tree {}", absolute.display(), top.display()))
+    }
+
     /// A path setting, relative to the top of the work tree.
     pub fn config_path(&self, key: &str) -> Option<PathBuf> {
         let v = self.config(key)?;
@@ -66,6 +174,22 @@ impl Repo {
             _ => p,
         })
     }
+}
+
+/// `path` with `.` and `..` resolved lexically (no file system access:
+/// the path may exist only in git).
+fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Parses git's `GIT_CONFIG_PARAMETERS`: shell-quoted `'key'='value'`

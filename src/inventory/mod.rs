@@ -154,9 +154,7 @@ impl Default for ReadOptions {
     }
 }
 
-/// Reads a file whole, refusing it past `max_size` and stripping a UTF-8
-/// byte order mark (RFC 8259 lets a parser ignore one; it never reaches a
-/// string, so it cannot hide anything).
+/// Reads a file whole, refusing it past `max_size`.
 pub fn read_capped(path: &Path, max_size: u64) -> Result<Vec<u8>, InputError> {
     let file = std::fs::File::open(path)
         .map_err(|e| InputError::new(path, None, format!("cannot open: {e}")))?;
@@ -186,9 +184,6 @@ pub fn read_capped(path: &Path, max_size: u64) -> Result<Vec<u8>, InputError> {
         .map_err(|e| InputError::new(path, None, format!("cannot read: {e}")))?;
     if bytes.len() as u64 > max_size {
         return Err(too_big());
-    }
-    if bytes.starts_with(b"\xEF\xBB\xBF") {
-        bytes.drain(..3);
     }
     Ok(bytes)
 }
@@ -231,40 +226,50 @@ pub fn files_at(path: &Path) -> Result<Vec<PathBuf>, InputError> {
 /// A server defined twice is an error: which definition to trust is for a
 /// person to decide.
 pub fn read_all(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory, InputError> {
-    let mut inv = Inventory::default();
+    let mut files = Vec::new();
     for path in paths {
         for file in files_at(path)? {
             let bytes = read_capped(&file, opts.max_size)?;
-            let (bytes, src) = if opts.digests_only {
-                let shared = Arc::new(bytes);
-                (
-                    shared.clone(),
-                    Source {
-                        keep_only_digests: Some(shared),
-                    },
-                )
-            } else {
-                (
-                    Arc::new(bytes),
-                    Source {
-                        keep_only_digests: None,
-                    },
-                )
-            };
-            for server in parse_source(&file, &bytes, opts, &src)? {
-                if let Some(prev) = inv.servers.get(&server.name) {
-                    return Err(InputError::new(
-                        &file,
-                        None,
-                        format!(
-                            "server `{}` is also defined in {}; keep one definition per server",
-                            server.name,
-                            prev.source.display()
-                        ),
-                    ));
-                }
-                inv.servers.insert(server.name.clone(), server);
+            files.push((file, bytes));
+        }
+    }
+    read_files(files, opts)
+}
+
+/// Reads inventory files already in memory (for example from a commit),
+/// each named by the path shown in messages.
+pub fn read_files(files: Vec<(PathBuf, Vec<u8>)>, opts: &ReadOptions) -> Result<Inventory, InputError> {
+    let mut inv = Inventory::default();
+    for (file, mut bytes) in files {
+        if bytes.len() as u64 > opts.max_size {
+            return Err(InputError::new(
+                &file,
+                None,
+                format!("larger than the input size cap of {} bytes (raise it with --max-input-size or git config kams.maxInputSize)", opts.max_size),
+            ));
+        }
+        // RFC 8259 lets a parser ignore a leading byte order mark; it never
+        // reaches a string, so it cannot hide anything.
+        if bytes.starts_with(b"\xEF\xBB\xBF") {
+            bytes.drain(..3);
+        }
+        let bytes = Arc::new(bytes);
+        let src = Source {
+            keep_only_digests: opts.digests_only.then(|| bytes.clone()),
+        };
+        for server in parse_source(&file, &bytes, opts, &src)? {
+            if let Some(prev) = inv.servers.get(&server.name) {
+                return Err(InputError::new(
+                    &file,
+                    None,
+                    format!(
+                        "server `{}` is also defined in {}; keep one definition per server",
+                        server.name,
+                        crate::text::shown_path(&prev.source)
+                    ),
+                ));
             }
+            inv.servers.insert(server.name.clone(), server);
         }
     }
     Ok(inv)

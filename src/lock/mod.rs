@@ -5,6 +5,7 @@
 //! it atomically under a lock file that a second writer respects).
 //! The layout is specified in `docs/lockfile.md`.
 
+pub mod diff;
 pub mod format;
 pub mod store;
 

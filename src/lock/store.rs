@@ -35,7 +35,7 @@ pub fn read(path: &Path) -> Result<Option<Lock>> {
             crate::text::shown_path(path)
         );
     }
-    let bytes = read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?;
+    let bytes = strip_bom(read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?);
     parse_at(path, &bytes).map(Some)
 }
 
@@ -55,10 +55,18 @@ pub fn read_digests_only(path: &Path) -> Result<Option<Lock>> {
             crate::text::shown_path(path)
         );
     }
-    let bytes = std::sync::Arc::new(read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?);
+    let bytes = std::sync::Arc::new(strip_bom(read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?));
     Lock::parse_digests_only(bytes)
         .map_err(|e| lock_error(path, e))
         .map(Some)
+}
+
+/// Drops a leading UTF-8 byte order mark (an editor may add one).
+pub fn strip_bom(mut bytes: Vec<u8>) -> Vec<u8> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    bytes
 }
 
 /// Parses lock text, naming `path` in the error.

@@ -6,4 +6,5 @@ mod bad_input;
 mod common;
 mod corpus;
 mod flow;
+mod git;
 mod properties;

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Builds the history benchmark repository of issue #3: 10,000 commits of
+which 2,000 change one entry of a 2,000-entry kams.lock.
+
+The first lock is written by git-kams itself (pin of a generated 40 x 50
+inventory); each later version re-pins one tool with a new description,
+editing that entry's lines and recomputing its digests here exactly as
+git-kams does (RFC 8785 over ASCII strings is json.dumps with sorted keys
+and no spaces). The commits are streamed into `git fast-import`.
+
+  bench/history_repo.py --git-kams target/release/git-kams --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+EPOCH = 1767225600
+
+
+def sha(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def jcs(value) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--git-kams", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--commits", type=int, default=10000)
+    ap.add_argument("--lock-commits", type=int, default=2000)
+    args = ap.parse_args()
+
+    os.makedirs(args.out, exist_ok=True)
+    inv = os.path.join(args.out, "inventory.json")
+    servers = [
+        {
+            "name": f"srv-{s:02d}",
+            "transport": "stdio",
+            "tools": [{"name": f"tool_{t:02d}", "description": f"Does thing {t} of server {s}."} for t in range(50)],
+        }
+        for s in range(40)
+    ]
+    with open(inv, "w") as f:
+        json.dump({"servers": servers}, f)
+    lock_path = os.path.join(args.out, "first.lock")
+    if os.path.exists(lock_path):
+        os.remove(lock_path)
+    env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))
+    subprocess.run(
+        [args.git_kams, "--lock", lock_path, "--inventory", inv, "pin", "--no-commit", "-m", "first review",
+         "--approver", "Ann Approver <ann@example.com>"],
+        check=True, env=env, stdout=subprocess.DEVNULL,
+    )
+    lines = open(lock_path).read().split("\n")
+
+    # Where each tool block starts: `        "tool_NN": {` under its server.
+    blocks = []
+    server = None
+    for i, line in enumerate(lines):
+        if line.startswith('    "srv-'):
+            server = line.strip().split('"')[1]
+        elif line.startswith('        "tool_') and line.endswith("{"):
+            blocks.append((server, line.strip().split('"')[1], i))
+    assert len(blocks) == 2000, len(blocks)
+
+    def set_value(i: int, key: str, value: str) -> None:
+        line = lines[i]
+        assert line.strip().startswith(f'"{key}": '), (i, key, line)
+        indent = line[: len(line) - len(line.lstrip())]
+        comma = "," if line.endswith(",") else ""
+        lines[i] = f'{indent}"{key}": {json.dumps(value)}{comma}'
+
+    repo = os.path.join(args.out, "repo")
+    subprocess.run(["git", "init", "-q", "-b", "main", repo], check=True)
+    fi = subprocess.Popen(["git", "fast-import", "--quiet"], cwd=repo, stdin=subprocess.PIPE)
+    out = fi.stdin
+    every = args.commits // args.lock_commits
+    lock_version = 0
+    for k in range(1, args.commits + 1):
+        when = EPOCH + 60 * k
+        if k == 1 or k % every == 0:
+            if k != 1:
+                server, tool, at = blocks[lock_version % len(blocks)]
+                lock_version += 1
+                desc = f"Does thing {tool[5:]} of {server}, revision {lock_version}."
+                name = tool
+                stamp = f"2026-01-{1 + (lock_version // 100) % 28:02d}T00:00:00Z"
+                set_value(at + 1, "state", "pinned")
+                set_value(at + 2, "digest", sha('{"description":' + jcs(desc) + ',"name":' + jcs(name) + "}"))
+                set_value(at + 4, "description", sha(jcs(desc)))
+                who = ["Ann Approver <ann@example.com>", "Bob Builder <bob@example.com>"][lock_version % 2]
+                set_value(at + 9, "approver", who)
+                set_value(at + 10, "at", stamp)
+                set_value(at + 11, "note", f"revision {lock_version}")
+                set_value(at + 14, "description", desc)
+                subject = f"kams: approve {server}/{tool}\n\nrevision {lock_version}\n\nSigned-off-by: {who}\n"
+            else:
+                subject = "kams: first review\n\nSigned-off-by: Ann Approver <ann@example.com>\n"
+            data = "\n".join(lines).encode()
+            path = "kams.lock"
+        else:
+            subject = f"work {k}\n"
+            data = f"work item {k}\n".encode()
+            path = "work.txt"
+        msg = subject.encode()
+        out.write(b"commit refs/heads/main\n")
+        out.write(f"committer Dev <dev@example.com> {when} +0000\n".encode())
+        out.write(f"data {len(msg)}\n".encode() + msg)
+        out.write(f"M 100644 inline {path}\n".encode())
+        out.write(f"data {len(data)}\n".encode() + data + b"\n")
+    out.close()
+    if fi.wait() != 0:
+        return 1
+    subprocess.run(["git", "-C", repo, "checkout", "-q", "-f", "main"], check=True)
+    subprocess.run(["git", "-C", repo, "gc", "-q"], check=True)
+    subprocess.run(["git", "-C", repo, "commit-graph", "write", "--reachable"], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

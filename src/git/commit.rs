@@ -1,0 +1,165 @@
+//! Committing one file the way `git commit FILE` would: the approval
+//! commit holds the change to kams.lock and nothing else, the user's other
+//! staged and unstaged work stays as it was, and the index agrees with the
+//! new HEAD for that one path.
+//!
+//! gix runs no hooks and signs nothing by itself, so both happen here: the
+//! user's `commit-msg` hook runs on the message, and when `commit.gpgsign`
+//! is set the commit is signed as git would sign it (`gpg.format` openpgp
+//! or ssh). The index's cache-tree is dropped before the index is written:
+//! a stale one makes a later `git commit` silently revert the file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{anyhow, bail, Context, Result};
+use gix::bstr::{BStr, ByteSlice};
+
+/// The index, claimed for the whole approval: nobody else changes the
+/// index or HEAD's tree under us while the lock file is written.
+pub struct IndexClaim {
+    lock: gix::lock::File,
+}
+
+impl IndexClaim {
+    /// Takes `index.lock`, failing at once when git (or another
+    /// git-kams) holds it.
+    pub fn acquire(repo: &gix::Repository) -> Result<IndexClaim> {
+        let lock = gix::lock::File::acquire_to_update_resource(repo.index_path(), gix::lock::acquire::Fail::Immediately, None, 0)
+            .map_err(|e| anyhow!("cannot take the index lock ({e}); is another git running? If not, remove {}.lock", repo.index_path().display()))?;
+        Ok(IndexClaim { lock })
+    }
+}
+
+/// The hooks folder: `core.hooksPath` (relative to the work tree top) or
+/// the common git dir's `hooks`.
+pub fn hooks_dir(repo: &gix::Repository) -> PathBuf {
+    match repo.config_snapshot().trusted_path("core.hooksPath") {
+        Ok(Some(p)) if p.is_absolute() => p,
+        Ok(Some(p)) => repo.workdir().unwrap_or_else(|| repo.git_dir()).join(p),
+        _ => repo.common_dir().join("hooks"),
+    }
+}
+
+/// Runs the user's `commit-msg` hook on `message`, as `git commit` does,
+/// and returns the message it leaves (hooks may edit it).
+pub fn run_commit_msg_hook(repo: &gix::Repository, message: &str) -> Result<String> {
+    let hook = hooks_dir(repo).join("commit-msg");
+    if !is_executable(&hook) {
+        return Ok(message.to_string());
+    }
+    let file = repo.git_dir().join("COMMIT_EDITMSG");
+    std::fs::write(&file, message).with_context(|| format!("cannot write {}", file.display()))?;
+    let status = Command::new(&hook)
+        .arg(&file)
+        .current_dir(repo.workdir().unwrap_or_else(|| repo.git_dir()))
+        .stdin(Stdio::null())
+        .status()
+        .with_context(|| format!("cannot run {}", hook.display()))?;
+    if !status.success() {
+        bail!("the commit-msg hook ({}) refused the approval commit; kams.lock is unchanged", hook.display());
+    }
+    std::fs::read_to_string(&file).with_context(|| format!("cannot read {} after the commit-msg hook", file.display()))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Commits the work tree's file `rel` (already written) on top of HEAD,
+/// with only that path changed, then updates its index entry. Returns the
+/// new commit's id.
+pub fn commit_file(repo: &gix::Repository, claim: IndexClaim, rel: &Path, message: &str) -> Result<gix::ObjectId> {
+    let top = repo.workdir().ok_or_else(|| anyhow!("approval commits need a work tree"))?;
+    let on_disk = top.join(rel);
+    let bytes = std::fs::read(&on_disk).with_context(|| format!("cannot read {}", on_disk.display()))?;
+    let blob = repo.write_blob(&bytes)?.detach();
+
+    let head = repo.head()?;
+    let parent = head.id().map(|id| id.detach());
+    let base_tree = match parent {
+        Some(p) => repo.find_commit(p)?.tree_id()?.detach(),
+        None => gix::ObjectId::empty_tree(repo.object_hash()),
+    };
+    let rel_bytes = gix::path::into_bstr(rel)?.into_owned();
+    let mut editor = repo.edit_tree(base_tree)?;
+    editor.upsert(rel_bytes.as_bstr(), gix::object::tree::EntryKind::Blob, blob)?;
+    let tree = editor.write()?.detach();
+
+    let committer = repo
+        .committer()
+        .ok_or_else(|| anyhow!("no committer identity: set git config user.name and user.email"))??;
+    let author = repo
+        .author()
+        .ok_or_else(|| anyhow!("no author identity: set git config user.name and user.email"))??;
+    let mut commit = gix::objs::Commit {
+        message: message.into(),
+        tree,
+        author: author.into(),
+        committer: committer.into(),
+        encoding: None,
+        parents: parent.into_iter().collect(),
+        extra_headers: Vec::new(),
+    };
+    if let Some(options) = repo.commit_signing_options_if_enabled()? {
+        commit = commit.sign(options).map_err(|e| anyhow!("cannot sign the approval commit: {e}"))?;
+    }
+    let id = repo.write_object(&commit)?.detach();
+
+    use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+    use gix::refs::Target;
+    let subject = message.lines().next().unwrap_or_default();
+    repo.edit_reference(RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: format!("commit: {subject}").into(),
+            },
+            expected: match parent {
+                Some(p) => PreviousValue::MustExistAndMatch(Target::Object(p)),
+                None => PreviousValue::MustNotExist,
+            },
+            new: Target::Object(id),
+        },
+        name: "HEAD".try_into()?,
+        deref: true,
+    })?;
+
+    update_index(repo, claim, rel_bytes.as_bstr(), blob, &on_disk)?;
+    Ok(id)
+}
+
+/// Points the index entry of `path` at `blob` with fresh stat data (adding
+/// it when new), drops the cache-tree, and writes the index under `claim`.
+fn update_index(repo: &gix::Repository, mut claim: IndexClaim, path: &BStr, blob: gix::ObjectId, on_disk: &Path) -> Result<()> {
+    let mut index = if repo.index_path().exists() {
+        repo.open_index()?
+    } else {
+        gix::index::File::from_state(gix::index::State::new(repo.object_hash()), repo.index_path())
+    };
+    let meta = gix::index::fs::Metadata::from_path_no_follow(on_disk)?;
+    let stat = gix::index::entry::Stat::from_fs(&meta)?;
+    match index.entry_index_by_path(path) {
+        Ok(i) => {
+            let entry = &mut index.entries_mut()[i];
+            entry.id = blob;
+            entry.stat = stat;
+        }
+        Err(_) => {
+            index.dangerously_push_entry(
+                stat,
+                blob,
+                gix::index::entry::Flags::empty(),
+                gix::index::entry::Mode::FILE,
+                path,
+            );
+            index.sort_entries();
+        }
+    }
+    index.remove_tree();
+    index.write_to(&mut claim.lock, gix::index::write::Options::default())?;
+    claim.lock.commit().map_err(|e| anyhow!("cannot write the index: {e}"))?;
+    Ok(())
+}

@@ -1,0 +1,199 @@
+//! What a change to the lock did, entry by entry: the vocabulary of
+//! `git kams log` and the unit the hooks judge (a commit that pins or
+//! re-pins an entry is an approval and needs a sign-off).
+
+use super::format::{Entry, Lock, State};
+
+/// What happened to one entry between two versions of the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ChangeKind {
+    /// A new entry, provisional.
+    Recorded,
+    /// A new entry, pinned; or a provisional entry now pinned as it was.
+    Pinned,
+    /// A pinned or provisional entry pinned with a new descriptor.
+    Repinned,
+    /// A provisional entry whose descriptor changed, still provisional.
+    Rerecorded,
+    /// The same descriptor, but the approval (approver, time, note) changed.
+    Reapproved,
+    /// A pinned entry that became provisional again.
+    Unpinned,
+    /// The entry is gone.
+    Removed,
+}
+
+impl ChangeKind {
+    /// The word used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Recorded => "recorded",
+            ChangeKind::Pinned => "pinned",
+            ChangeKind::Repinned => "re-pinned",
+            ChangeKind::Rerecorded => "re-recorded",
+            ChangeKind::Reapproved => "re-approved",
+            ChangeKind::Unpinned => "unpinned",
+            ChangeKind::Removed => "removed",
+        }
+    }
+
+    /// True when the change is an approval (or withdraws one): it needs a
+    /// sign-off by an approver.
+    pub fn needs_sign_off(self) -> bool {
+        !matches!(self, ChangeKind::Recorded | ChangeKind::Rerecorded)
+    }
+}
+
+/// One entry's change.
+#[derive(Clone, Debug)]
+pub struct EntryChange {
+    /// Server name.
+    pub server: String,
+    /// Tool name; `None` for the server entry.
+    pub tool: Option<String>,
+    /// What happened.
+    pub kind: ChangeKind,
+    /// Digested fields whose digest changed (sorted), for re-pins.
+    pub fields: Vec<&'static str>,
+    /// The entry before, if any.
+    pub old: Option<Entry>,
+    /// The entry after, if any.
+    pub new: Option<Entry>,
+}
+
+impl EntryChange {
+    /// `server` or `server/tool`.
+    pub fn subject(&self) -> String {
+        match &self.tool {
+            Some(t) => format!("{}/{t}", self.server),
+            None => self.server.clone(),
+        }
+    }
+}
+
+/// Every entry that differs between `old` and `new`, sorted by server and
+/// tool (server entry first). Entries equal in value are not listed,
+/// however their text was laid out.
+pub fn diff(old: &Lock, new: &Lock) -> Vec<EntryChange> {
+    let mut keys: Vec<(&str, Option<&str>)> = Vec::new();
+    for lock in [old, new] {
+        for (s, ls) in &lock.servers {
+            if ls.server.is_some() {
+                keys.push((s, None));
+            }
+            keys.extend(ls.tools.keys().map(|t| (s.as_str(), Some(t.as_str()))));
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    let mut out = Vec::new();
+    for (server, tool) in keys {
+        let (a, b) = (old.entry(server, tool), new.entry(server, tool));
+        let kind = match (a, b) {
+            (None, None) => continue,
+            (Some(_), None) => ChangeKind::Removed,
+            (None, Some(n)) => match n.state {
+                State::Pinned => ChangeKind::Pinned,
+                State::Provisional => ChangeKind::Recorded,
+            },
+            (Some(o), Some(n)) => {
+                let same_descriptor = o.descriptor.digest == n.descriptor.digest;
+                match (o.state, n.state) {
+                    _ if same_descriptor && o.state == n.state && o.approval == n.approval => continue,
+                    (State::Pinned, State::Provisional) => ChangeKind::Unpinned,
+                    (State::Provisional, State::Pinned) if same_descriptor => ChangeKind::Pinned,
+                    (_, State::Pinned) if !same_descriptor => ChangeKind::Repinned,
+                    (State::Pinned, State::Pinned) => ChangeKind::Reapproved,
+                    (State::Provisional, State::Provisional) if !same_descriptor => ChangeKind::Rerecorded,
+                    // Same descriptor, both provisional: only first_seen moved.
+                    _ => continue,
+                }
+            }
+        };
+        let fields = match (a, b) {
+            (Some(o), Some(n)) => {
+                let mut f: Vec<&'static str> = o
+                    .descriptor
+                    .field_digests
+                    .iter()
+                    .filter(|(k, d)| n.descriptor.field_digests.get(k) != Some(*d))
+                    .map(|(k, _)| k)
+                    .chain(
+                        n.descriptor
+                            .field_digests
+                            .iter()
+                            .filter(|(k, _)| o.descriptor.field_digests.get(k).is_none())
+                            .map(|(k, _)| k),
+                    )
+                    .collect();
+                f.sort_unstable();
+                f.dedup();
+                f
+            }
+            _ => Vec::new(),
+        };
+        out.push(EntryChange {
+            server: server.to_string(),
+            tool: tool.map(str::to_string),
+            kind,
+            fields,
+            old: a.cloned(),
+            new: b.cloned(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::Descriptor;
+    use crate::json::parse;
+    use crate::lock::format::{Approval, LockServer};
+
+    fn entry(desc: &str, pinned: bool, note: &str) -> Entry {
+        let (v, _) = parse(desc.as_bytes()).unwrap();
+        Entry {
+            state: if pinned { State::Pinned } else { State::Provisional },
+            descriptor: Descriptor::new(v.as_object().unwrap().clone()).0,
+            first_seen: "2026-01-01T00:00:00Z".into(),
+            approval: pinned.then(|| Approval {
+                approver: "A <a@x>".into(),
+                at: "2026-01-02T00:00:00Z".into(),
+                note: note.into(),
+            }),
+            lazy: Default::default(),
+        }
+    }
+
+    fn lock(entries: &[(&str, Entry)]) -> Lock {
+        let mut l = Lock::default();
+        let mut s = LockServer::default();
+        for (t, e) in entries {
+            s.tools.insert(t.to_string(), e.clone());
+        }
+        l.servers.insert("s".into(), s);
+        l
+    }
+
+    #[test]
+    fn names_each_kind_of_change() {
+        let a = r#"{"name":"a","description":"x"}"#;
+        let a2 = r#"{"name":"a","description":"y"}"#;
+        let b = r#"{"name":"b"}"#;
+        let c = r#"{"name":"c"}"#;
+        let old = lock(&[("a", entry(a, true, "n")), ("b", entry(b, false, "")), ("c", entry(c, true, "n"))]);
+        let new = lock(&[("a", entry(a2, true, "n")), ("b", entry(b, true, "ok"))]);
+        let changes: Vec<(String, ChangeKind, Vec<&str>)> =
+            diff(&old, &new).into_iter().map(|c| (c.subject(), c.kind, c.fields)).collect();
+        assert_eq!(
+            changes,
+            vec![
+                ("s/a".into(), ChangeKind::Repinned, vec!["description"]),
+                ("s/b".into(), ChangeKind::Pinned, vec![]),
+                ("s/c".into(), ChangeKind::Removed, vec![]),
+            ]
+        );
+        assert!(diff(&new, &new).is_empty());
+    }
+}
