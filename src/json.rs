@@ -416,6 +416,7 @@ impl<'a> Reader<'a> {
         self.p.enter(self.depth)?;
         self.p.i += 1;
         let mut seen: Vec<String> = Vec::new();
+        let mut seen_set: Option<std::collections::HashSet<String>> = None;
         self.p.ws();
         if self.p.s.get(self.p.i) == Some(&b'}') {
             self.p.i += 1;
@@ -433,13 +434,24 @@ impl<'a> Reader<'a> {
                 return Err(self.p.err("expected `:` after the key").into());
             }
             self.p.i += 1;
-            if seen.contains(&key) {
+            let repeated = match &seen_set {
+                Some(set) => set.contains(&key),
+                None => seen.contains(&key),
+            };
+            if repeated {
                 let mut at = pointer(&self.p.path);
                 at.push('/');
                 push_pointer_token(&mut at, &key);
                 self.p.duplicates.push((self.p.top, at));
+            } else if let Some(set) = seen_set.as_mut() {
+                set.insert(key.clone());
             } else {
                 seen.push(key.clone());
+                // Large objects (a server with thousands of tools) switch
+                // to a hash set, so that checking stays linear.
+                if seen.len() > 16 {
+                    seen_set = Some(std::mem::take(&mut seen).into_iter().collect());
+                }
             }
             self.p.path.push(Segment::Key(key.clone()));
             visit(self, &key)?;

@@ -55,7 +55,9 @@ pub fn read_digests_only(path: &Path) -> Result<Option<Lock>> {
             crate::text::shown_path(path)
         );
     }
-    let bytes = std::sync::Arc::new(strip_bom(read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?));
+    let bytes = std::sync::Arc::new(strip_bom(
+        read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?,
+    ));
     Lock::parse_digests_only(bytes)
         .map_err(|e| lock_error(path, e))
         .map(Some)
@@ -103,6 +105,15 @@ pub struct Guard {
 impl Guard {
     /// Takes `PATH.lock`, failing at once if another writer holds it.
     pub fn acquire(path: &Path) -> Result<Guard> {
+        // A lock moved by `kams.lock` may name a folder that does not exist yet.
+        if let Some(dir) = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+        {
+            std::fs::create_dir_all(dir).with_context(|| {
+                format!("cannot create the folder {}", crate::text::shown_path(dir))
+            })?;
+        }
         let mut lock_path = path.as_os_str().to_owned();
         lock_path.push(".lock");
         let lock_path = PathBuf::from(lock_path);
