@@ -84,6 +84,7 @@ def main() -> int:
     fi = subprocess.Popen(["git", "fast-import", "--quiet"], cwd=repo, stdin=subprocess.PIPE)
     out = fi.stdin
     every = args.commits // args.lock_commits
+    final = {}
     lock_version = 0
     for k in range(1, args.commits + 1):
         when = EPOCH + 60 * k
@@ -92,6 +93,7 @@ def main() -> int:
                 server, tool, at = blocks[lock_version % len(blocks)]
                 lock_version += 1
                 desc = f"Does thing {tool[5:]} of {server}, revision {lock_version}."
+                final[(server, tool)] = desc
                 name = tool
                 stamp = f"2026-01-{1 + (lock_version // 100) % 28:02d}T00:00:00Z"
                 set_value(at + 1, "state", "pinned")
@@ -105,6 +107,13 @@ def main() -> int:
                 subject = f"kams: approve {server}/{tool}\n\nrevision {lock_version}\n\nSigned-off-by: {who}\n"
             else:
                 subject = "kams: first review\n\nSigned-off-by: Ann Approver <ann@example.com>\n"
+                # The committed inventory, so that the hooks check the tip too.
+                inv_bytes = open(inv, "rb").read()
+                out.write(b"commit refs/heads/main\n")
+                out.write(f"committer Dev <dev@example.com> {when - 30} +0000\n".encode())
+                out.write(b"data 10\ninventory\n")
+                out.write(b"M 100644 inline .kams/inventory/inventory.json\n")
+                out.write(f"data {len(inv_bytes)}\n".encode() + inv_bytes + b"\n")
             data = "\n".join(lines).encode()
             path = "kams.lock"
         else:
@@ -117,6 +126,16 @@ def main() -> int:
         out.write(f"data {len(msg)}\n".encode() + msg)
         out.write(f"M 100644 inline {path}\n".encode())
         out.write(f"data {len(data)}\n".encode() + data + b"\n")
+    # Last, the inventory as the lock now approves it, so the tip is clean.
+    for srv in servers:
+        for t in srv["tools"]:
+            t["description"] = final.get((srv["name"], t["name"]), t["description"])
+    inv_bytes = json.dumps({"servers": servers}).encode()
+    out.write(b"commit refs/heads/main\n")
+    out.write(f"committer Dev <dev@example.com> {EPOCH + 60 * (args.commits + 1)} +0000\n".encode())
+    out.write(b"data 17\ninventory, final\n")
+    out.write(b"M 100644 inline .kams/inventory/inventory.json\n")
+    out.write(f"data {len(inv_bytes)}\n".encode() + inv_bytes + b"\n")
     out.close()
     if fi.wait() != 0:
         return 1

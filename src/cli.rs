@@ -70,6 +70,77 @@ pub enum Command {
     Scan(ScanArgs),
     /// Show field-level diffs between the lock and the inventory
     Diff(ScanArgs),
+    /// Approval history: the commits that changed kams.lock, newest first
+    Log(LogArgs),
+    /// For each lock entry, the commit that gave it its current value
+    Blame(BlameArgs),
+    /// Install the pre-push hook and register git-kams in .gitattributes and git config
+    Init(InitArgs),
+    /// Run a git hook's check (pre-push, pre-receive); git calls this through the installed shim
+    Hook(HookArgs),
+}
+
+/// Arguments of `log`.
+#[derive(Args, Debug)]
+pub struct LogArgs {
+    /// Only commits that changed these entries (SERVER or SERVER/TOOL)
+    #[arg(value_name = "SERVER|SERVER/TOOL")]
+    pub keys: Vec<String>,
+
+    /// Show at most this many commits
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    pub max_count: Option<usize>,
+
+    /// Only commits more recent than this date (as git log --since: 2026-01-31, "2 weeks ago", ...)
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+
+    /// Only commits older than this date
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+
+    /// Start from this revision instead of HEAD
+    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    pub at: String,
+}
+
+/// Arguments of `blame`.
+#[derive(Args, Debug)]
+pub struct BlameArgs {
+    /// Only these entries (SERVER or SERVER/TOOL); all when none
+    #[arg(value_name = "SERVER|SERVER/TOOL")]
+    pub keys: Vec<String>,
+
+    /// Blame the lock as it is at this revision
+    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    pub at: String,
+}
+
+/// Arguments of `init`.
+#[derive(Args, Debug)]
+pub struct InitArgs {}
+
+/// Arguments of `hook`.
+#[derive(Args, Debug)]
+pub struct HookArgs {
+    /// Which hook
+    #[command(subcommand)]
+    pub hook: HookKind,
+}
+
+/// The hooks git-kams implements.
+#[derive(Subcommand, Debug)]
+pub enum HookKind {
+    /// Client side: refuse to push refs whose tip has unapproved drift or whose
+    /// commits change pinned entries without a valid sign-off (reads git's pre-push stdin)
+    PrePush {
+        /// The remote's name, as git passes it
+        remote: Option<String>,
+        /// The remote's URL, as git passes it
+        url: Option<String>,
+    },
+    /// Server side, in a bare repository: the same rules for every pushed ref (reads `old new ref` lines)
+    PreReceive,
 }
 
 /// Arguments of `pin`.

@@ -33,6 +33,10 @@ pub fn run(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         cli::Command::Status(a) => commands::status::run(&env, a, out, err),
         cli::Command::Scan(a) => commands::scan::run(&env, a, false, out, err),
         cli::Command::Diff(a) => commands::scan::run(&env, a, true, out, err),
+        cli::Command::Log(a) => commands::log::run(&env, a, out),
+        cli::Command::Blame(a) => commands::blame::run(&env, a, out),
+        cli::Command::Init(a) => commands::init::run(&env, a, out),
+        cli::Command::Hook(a) => commands::hook::run(&env, a, out, err),
     };
     match result {
         Ok(status) => status,

@@ -1,6 +1,10 @@
 //! One file per subcommand: each gathers its inputs (files, git config),
 //! calls the pure core, and reports through the writer it is given.
 
+pub mod blame;
+pub mod hook;
+pub mod init;
+pub mod log;
 pub mod pin;
 pub mod record;
 pub mod scan;
@@ -100,7 +104,11 @@ impl Env {
     /// The inventory (digests only) and the lock (digests only; a missing
     /// lock reads as empty, a corrupt one is an error), read side by side,
     /// each from the work tree or from the revision `select` names.
-    pub fn inventory_and_lock(&self, select: &SelectArgs, err: &mut dyn Write) -> Result<(Inventory, Lock)> {
+    pub fn inventory_and_lock(
+        &self,
+        select: &SelectArgs,
+        err: &mut dyn Write,
+    ) -> Result<(Inventory, Lock)> {
         let (paths, opts) = self.inventory_spec(true)?;
         let inventory_files = match &select.inventory_at {
             Some(rev) => Some(self.inventory_files_at(rev, &paths)?),
@@ -121,7 +129,10 @@ impl Env {
                 None => read_inventory(&paths, &opts),
             });
             let lock = lock::store::read_digests_only(&lock_path);
-            (reader.join().expect("the inventory reader does not panic"), lock)
+            (
+                reader.join().expect("the inventory reader does not panic"),
+                lock,
+            )
         });
         let inventory = inventory?;
         let lock = match lock? {
@@ -141,7 +152,9 @@ impl Env {
     /// The lock's path from the top of the work tree, for reading it from git.
     pub fn lock_relative(&self) -> Result<PathBuf> {
         if let Some(p) = &self.global.lock {
-            return self.repo.relative(p).map_err(|e| anyhow!("--lock: {e}: a lock read from git must be in the work tree"));
+            return self.repo.relative(p).map_err(|e| {
+                anyhow!("--lock: {e}: a lock read from git must be in the work tree")
+            });
         }
         match self.repo.config("kams.lock") {
             Some(v) if Path::new(&v).is_absolute() => self.repo.relative(Path::new(&v)),
@@ -157,20 +170,41 @@ impl Env {
         let rel = self.lock_relative()?;
         let shown = format!("{}:{}", crate::text::escape_display(rev), rel.display());
         let (_, bytes) = self.repo.blob_at(commit, &rel)?.ok_or_else(|| {
-            anyhow!("{} does not exist at {} (commit {commit}): nothing was approved there", rel.display(), crate::text::escape_display(rev))
+            anyhow!(
+                "{} does not exist at {} (commit {commit}): nothing was approved there",
+                rel.display(),
+                crate::text::escape_display(rev)
+            )
         })?;
-        Lock::parse_digests_only(std::sync::Arc::new(lock::store::strip_bom(bytes)))
-            .map_err(|e| lock::store::lock_error(Path::new(&shown), e))
+        Lock::parse_digests_only(std::sync::Arc::new(lock::store::strip_bom(bytes))).map_err(|e| {
+            anyhow!(
+                "{shown}: the lock committed there is unreadable: {}{}",
+                crate::text::escape_display(&e.message),
+                e.pointer
+                    .filter(|p| !p.is_empty())
+                    .map(|p| format!(" (JSON pointer {})", crate::text::escape_display(&p)))
+                    .unwrap_or_default()
+            )
+        })
     }
 
     /// The inventory files committed at `rev`.
-    pub fn inventory_files_at(&self, rev: &str, paths: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    pub fn inventory_files_at(
+        &self,
+        rev: &str,
+        paths: &[PathBuf],
+    ) -> Result<Vec<(PathBuf, Vec<u8>)>> {
         let commit = self.repo.commit_of(rev)?;
         let rels: Vec<PathBuf> = if !self.global.inventory.is_empty() {
-            paths.iter().map(|p| self.repo.relative(p)).collect::<Result<_>>()?
+            paths
+                .iter()
+                .map(|p| self.repo.relative(p))
+                .collect::<Result<_>>()?
         } else {
             match self.repo.config("kams.inventory") {
-                Some(v) if Path::new(&v).is_absolute() => vec![self.repo.relative(Path::new(&v))?],
+                Some(v) if Path::new(&v).is_absolute() => {
+                    vec![self.repo.relative(Path::new(&v))?]
+                }
                 Some(v) => vec![PathBuf::from(v)],
                 None => vec![PathBuf::from(".kams/inventory")],
             }
@@ -178,7 +212,14 @@ impl Env {
         let mut out = Vec::new();
         for rel in rels {
             for (p, bytes) in self.repo.files_at(commit, &rel)? {
-                out.push((PathBuf::from(format!("{}:{}", crate::text::escape_display(rev), p.display())), bytes));
+                out.push((
+                    PathBuf::from(format!(
+                        "{}:{}",
+                        crate::text::escape_display(rev),
+                        p.display()
+                    )),
+                    bytes,
+                ));
             }
         }
         Ok(out)

@@ -156,14 +156,24 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         }
     }
     lock.tidy();
-    let commit_in = if args.no_commit { None } else { commit_target(env, &path) };
+    let commit_in = if args.no_commit {
+        None
+    } else {
+        commit_target(env, &path)
+    };
     let Some((repo, rel)) = commit_in else {
         guard.commit(&lock)?;
         emit(out, |o| {
             for l in &lines {
                 writeln!(o, "{l}")?;
             }
-            writeln!(o, "approved by {} ({}): wrote {}", escape_display(&who), lines.len(), crate::text::shown_path(&path))
+            writeln!(
+                o,
+                "approved by {} ({}): wrote {}",
+                escape_display(&who),
+                lines.len(),
+                crate::text::shown_path(&path)
+            )
         })?;
         return Ok(0);
     };
@@ -171,13 +181,20 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
     // index claim, the identity, the user's commit-msg hook.
     let claim = crate::git::commit::IndexClaim::acquire(repo)?;
     if repo.committer().is_none() {
-        bail!("no committer identity: set git config user.name and user.email (or pass --no-commit)");
+        bail!(
+            "no committer identity: set git config user.name and user.email (or pass --no-commit)"
+        );
     }
     let message = approval_message(&args.note, &who, &lines);
     let message = crate::git::commit::run_commit_msg_hook(repo, &message)?;
     guard.commit(&lock)?;
-    let id = crate::git::commit::commit_file(repo, claim, &rel, &message)
-        .map_err(|e| anyhow::anyhow!("{e:#}; {} was written but not committed: commit it with `git commit -s {}`", crate::text::shown_path(&path), rel.display()))?;
+    let id = crate::git::commit::commit_file(repo, claim, &rel, &message).map_err(|e| {
+        anyhow::anyhow!(
+            "{e:#}; {} was written but not committed: commit it with `git commit -s {}`",
+            crate::text::shown_path(&path),
+            rel.display()
+        )
+    })?;
     emit(out, |o| {
         for l in &lines {
             writeln!(o, "{l}")?;
@@ -196,7 +213,10 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
 
 /// The repository and the lock's path in it, when the approval should be
 /// committed: in a work tree, with the lock inside it.
-fn commit_target<'a>(env: &'a Env, path: &std::path::Path) -> Option<(&'a gix::Repository, std::path::PathBuf)> {
+fn commit_target<'a>(
+    env: &'a Env,
+    path: &std::path::Path,
+) -> Option<(&'a gix::Repository, std::path::PathBuf)> {
     let repo = env.repo.gix()?;
     repo.workdir()?;
     let rel = env.repo.relative(path).ok()?;
@@ -206,13 +226,23 @@ fn commit_target<'a>(env: &'a Env, path: &std::path::Path) -> Option<(&'a gix::R
 /// The approval commit's message: what was approved, the note, and the
 /// approver's sign-off.
 fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
-    let subjects: Vec<&str> = lines.iter().filter_map(|l| l.split_whitespace().nth(1)).collect();
+    let subjects: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
     let subject = match subjects.as_slice() {
         [one] => format!("kams: approve {one}"),
         many => {
-            let mut servers: Vec<&str> = many.iter().map(|s| s.split('/').next().unwrap_or(s)).collect();
+            let mut servers: Vec<&str> = many
+                .iter()
+                .map(|s| s.split('/').next().unwrap_or(s))
+                .collect();
             servers.dedup();
-            format!("kams: approve {} entries of {}", many.len(), servers.join(", "))
+            format!(
+                "kams: approve {} entries of {}",
+                many.len(),
+                servers.join(", ")
+            )
         }
     };
     let mut m = format!("{subject}\n\n");

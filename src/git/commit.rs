@@ -25,8 +25,18 @@ impl IndexClaim {
     /// Takes `index.lock`, failing at once when git (or another
     /// git-kams) holds it.
     pub fn acquire(repo: &gix::Repository) -> Result<IndexClaim> {
-        let lock = gix::lock::File::acquire_to_update_resource(repo.index_path(), gix::lock::acquire::Fail::Immediately, None, 0)
-            .map_err(|e| anyhow!("cannot take the index lock ({e}); is another git running? If not, remove {}.lock", repo.index_path().display()))?;
+        let lock = gix::lock::File::acquire_to_update_resource(
+            repo.index_path(),
+            gix::lock::acquire::Fail::Immediately,
+            None,
+            0,
+        )
+        .map_err(|e| {
+            anyhow!(
+                "cannot take the index lock ({e}); is another git running? If not, remove {}.lock",
+                repo.index_path().display()
+            )
+        })?;
         Ok(IndexClaim { lock })
     }
 }
@@ -57,9 +67,13 @@ pub fn run_commit_msg_hook(repo: &gix::Repository, message: &str) -> Result<Stri
         .status()
         .with_context(|| format!("cannot run {}", hook.display()))?;
     if !status.success() {
-        bail!("the commit-msg hook ({}) refused the approval commit; kams.lock is unchanged", hook.display());
+        bail!(
+            "the commit-msg hook ({}) refused the approval commit; kams.lock is unchanged",
+            hook.display()
+        );
     }
-    std::fs::read_to_string(&file).with_context(|| format!("cannot read {} after the commit-msg hook", file.display()))
+    std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {} after the commit-msg hook", file.display()))
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -70,10 +84,18 @@ fn is_executable(path: &Path) -> bool {
 /// Commits the work tree's file `rel` (already written) on top of HEAD,
 /// with only that path changed, then updates its index entry. Returns the
 /// new commit's id.
-pub fn commit_file(repo: &gix::Repository, claim: IndexClaim, rel: &Path, message: &str) -> Result<gix::ObjectId> {
-    let top = repo.workdir().ok_or_else(|| anyhow!("approval commits need a work tree"))?;
+pub fn commit_file(
+    repo: &gix::Repository,
+    claim: IndexClaim,
+    rel: &Path,
+    message: &str,
+) -> Result<gix::ObjectId> {
+    let top = repo
+        .workdir()
+        .ok_or_else(|| anyhow!("approval commits need a work tree"))?;
     let on_disk = top.join(rel);
-    let bytes = std::fs::read(&on_disk).with_context(|| format!("cannot read {}", on_disk.display()))?;
+    let bytes =
+        std::fs::read(&on_disk).with_context(|| format!("cannot read {}", on_disk.display()))?;
     let blob = repo.write_blob(&bytes)?.detach();
 
     let head = repo.head()?;
@@ -84,12 +106,16 @@ pub fn commit_file(repo: &gix::Repository, claim: IndexClaim, rel: &Path, messag
     };
     let rel_bytes = gix::path::into_bstr(rel)?.into_owned();
     let mut editor = repo.edit_tree(base_tree)?;
-    editor.upsert(rel_bytes.as_bstr(), gix::object::tree::EntryKind::Blob, blob)?;
+    editor.upsert(
+        rel_bytes.as_bstr(),
+        gix::object::tree::EntryKind::Blob,
+        blob,
+    )?;
     let tree = editor.write()?.detach();
 
-    let committer = repo
-        .committer()
-        .ok_or_else(|| anyhow!("no committer identity: set git config user.name and user.email"))??;
+    let committer = repo.committer().ok_or_else(|| {
+        anyhow!("no committer identity: set git config user.name and user.email")
+    })??;
     let author = repo
         .author()
         .ok_or_else(|| anyhow!("no author identity: set git config user.name and user.email"))??;
@@ -103,7 +129,9 @@ pub fn commit_file(repo: &gix::Repository, claim: IndexClaim, rel: &Path, messag
         extra_headers: Vec::new(),
     };
     if let Some(options) = repo.commit_signing_options_if_enabled()? {
-        commit = commit.sign(options).map_err(|e| anyhow!("cannot sign the approval commit: {e}"))?;
+        commit = commit
+            .sign(options)
+            .map_err(|e| anyhow!("cannot sign the approval commit: {e}"))?;
     }
     let id = repo.write_object(&commit)?.detach();
 
@@ -133,11 +161,20 @@ pub fn commit_file(repo: &gix::Repository, claim: IndexClaim, rel: &Path, messag
 
 /// Points the index entry of `path` at `blob` with fresh stat data (adding
 /// it when new), drops the cache-tree, and writes the index under `claim`.
-fn update_index(repo: &gix::Repository, mut claim: IndexClaim, path: &BStr, blob: gix::ObjectId, on_disk: &Path) -> Result<()> {
+fn update_index(
+    repo: &gix::Repository,
+    mut claim: IndexClaim,
+    path: &BStr,
+    blob: gix::ObjectId,
+    on_disk: &Path,
+) -> Result<()> {
     let mut index = if repo.index_path().exists() {
         repo.open_index()?
     } else {
-        gix::index::File::from_state(gix::index::State::new(repo.object_hash()), repo.index_path())
+        gix::index::File::from_state(
+            gix::index::State::new(repo.object_hash()),
+            repo.index_path(),
+        )
     };
     let meta = gix::index::fs::Metadata::from_path_no_follow(on_disk)?;
     let stat = gix::index::entry::Stat::from_fs(&meta)?;
@@ -160,6 +197,9 @@ fn update_index(repo: &gix::Repository, mut claim: IndexClaim, path: &BStr, blob
     }
     index.remove_tree();
     index.write_to(&mut claim.lock, gix::index::write::Options::default())?;
-    claim.lock.commit().map_err(|e| anyhow!("cannot write the index: {e}"))?;
+    claim
+        .lock
+        .commit()
+        .map_err(|e| anyhow!("cannot write the index: {e}"))?;
     Ok(())
 }

@@ -7,6 +7,8 @@
 //! its overrides to a subcommand; those are applied here on top.
 
 pub mod commit;
+pub mod history;
+pub mod hooks;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -76,19 +78,28 @@ impl Repo {
     /// The commit a revision names (`HEAD~3`, a tag, a branch, `@{upstream}`...).
     pub fn commit_of(&self, rev: &str) -> Result<gix::ObjectId> {
         let repo = self.require("a revision")?;
-        let id = repo
-            .rev_parse_single(rev)
-            .map_err(|e| anyhow!("`{}` names no commit: {e}", crate::text::escape_display(rev)))?;
-        let commit = id
-            .object()
-            .and_then(|o| o.peel_to_commit())
-            .map_err(|e| anyhow!("`{}` names no commit: {e}", crate::text::escape_display(rev)))?;
+        let id = repo.rev_parse_single(rev).map_err(|e| {
+            anyhow!(
+                "`{}` names no commit: {e}",
+                crate::text::escape_display(rev)
+            )
+        })?;
+        let commit = id.object().and_then(|o| o.peel_to_commit()).map_err(|e| {
+            anyhow!(
+                "`{}` names no commit: {e}",
+                crate::text::escape_display(rev)
+            )
+        })?;
         Ok(commit.id)
     }
 
     /// The blob at `rel` (a path from the top of the work tree) in the tree
     /// of `commit`: its id and bytes, or `None` when there is no such file.
-    pub fn blob_at(&self, commit: gix::ObjectId, rel: &Path) -> Result<Option<(gix::ObjectId, Vec<u8>)>> {
+    pub fn blob_at(
+        &self,
+        commit: gix::ObjectId,
+        rel: &Path,
+    ) -> Result<Option<(gix::ObjectId, Vec<u8>)>> {
         let repo = self.require("reading at a revision")?;
         let tree = repo
             .find_commit(commit)
@@ -126,14 +137,25 @@ impl Repo {
             return Ok(vec![(rel.to_path_buf(), object.data.clone())]);
         }
         if !entry.mode().is_tree() {
-            bail!("{} at commit {commit} is neither a file nor a folder", rel.display());
+            bail!(
+                "{} at commit {commit} is neither a file nor a folder",
+                rel.display()
+            );
         }
         let folder = entry.object()?.into_tree();
         let mut out = Vec::new();
         for e in folder.iter() {
-            let e = e.with_context(|| format!("cannot read the folder {} at commit {commit}", rel.display()))?;
+            let e = e.with_context(|| {
+                format!(
+                    "cannot read the folder {} at commit {commit}",
+                    rel.display()
+                )
+            })?;
             let name = e.filename().to_string();
-            if name.starts_with('.') || !(name.ends_with(".json") || name.ends_with(".jsonl")) || !e.mode().is_blob() {
+            if name.starts_with('.')
+                || !(name.ends_with(".json") || name.ends_with(".jsonl"))
+                || !e.mode().is_blob()
+            {
                 continue;
             }
             let data = repo.find_object(e.oid())?.data.clone();
@@ -141,7 +163,10 @@ impl Repo {
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         if out.is_empty() {
-            bail!("inventory folder {} has no .json or .jsonl file at commit {commit}", rel.display());
+            bail!(
+                "inventory folder {} has no .json or .jsonl file at commit {commit}",
+                rel.display()
+            );
         }
         Ok(out)
     }
@@ -162,7 +187,13 @@ impl Repo {
         absolute
             .strip_prefix(&top)
             .map(Path::to_path_buf)
-            .map_err(|_| anyhow!("{} is outside the work tree {}", absolute.display(), top.display()))
+            .map_err(|_| {
+                anyhow!(
+                    "{} is outside the work tree {}",
+                    absolute.display(),
+                    top.display()
+                )
+            })
     }
 
     /// A path setting, relative to the top of the work tree.

@@ -238,7 +238,10 @@ pub fn read_all(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory, Inpu
 
 /// Reads inventory files already in memory (for example from a commit),
 /// each named by the path shown in messages.
-pub fn read_files(files: Vec<(PathBuf, Vec<u8>)>, opts: &ReadOptions) -> Result<Inventory, InputError> {
+pub fn read_files(
+    files: Vec<(PathBuf, Vec<u8>)>,
+    opts: &ReadOptions,
+) -> Result<Inventory, InputError> {
     let mut inv = Inventory::default();
     for (file, mut bytes) in files {
         if bytes.len() as u64 > opts.max_size {

@@ -99,12 +99,16 @@ pub fn diff(old: &Lock, new: &Lock) -> Vec<EntryChange> {
             (Some(o), Some(n)) => {
                 let same_descriptor = o.descriptor.digest == n.descriptor.digest;
                 match (o.state, n.state) {
-                    _ if same_descriptor && o.state == n.state && o.approval == n.approval => continue,
+                    _ if same_descriptor && o.state == n.state && o.approval == n.approval => {
+                        continue
+                    }
                     (State::Pinned, State::Provisional) => ChangeKind::Unpinned,
                     (State::Provisional, State::Pinned) if same_descriptor => ChangeKind::Pinned,
                     (_, State::Pinned) if !same_descriptor => ChangeKind::Repinned,
                     (State::Pinned, State::Pinned) => ChangeKind::Reapproved,
-                    (State::Provisional, State::Provisional) if !same_descriptor => ChangeKind::Rerecorded,
+                    (State::Provisional, State::Provisional) if !same_descriptor => {
+                        ChangeKind::Rerecorded
+                    }
                     // Same descriptor, both provisional: only first_seen moved.
                     _ => continue,
                 }
@@ -154,7 +158,11 @@ mod tests {
     fn entry(desc: &str, pinned: bool, note: &str) -> Entry {
         let (v, _) = parse(desc.as_bytes()).unwrap();
         Entry {
-            state: if pinned { State::Pinned } else { State::Provisional },
+            state: if pinned {
+                State::Pinned
+            } else {
+                State::Provisional
+            },
             descriptor: Descriptor::new(v.as_object().unwrap().clone()).0,
             first_seen: "2026-01-01T00:00:00Z".into(),
             approval: pinned.then(|| Approval {
@@ -182,10 +190,16 @@ mod tests {
         let a2 = r#"{"name":"a","description":"y"}"#;
         let b = r#"{"name":"b"}"#;
         let c = r#"{"name":"c"}"#;
-        let old = lock(&[("a", entry(a, true, "n")), ("b", entry(b, false, "")), ("c", entry(c, true, "n"))]);
+        let old = lock(&[
+            ("a", entry(a, true, "n")),
+            ("b", entry(b, false, "")),
+            ("c", entry(c, true, "n")),
+        ]);
         let new = lock(&[("a", entry(a2, true, "n")), ("b", entry(b, true, "ok"))]);
-        let changes: Vec<(String, ChangeKind, Vec<&str>)> =
-            diff(&old, &new).into_iter().map(|c| (c.subject(), c.kind, c.fields)).collect();
+        let changes: Vec<(String, ChangeKind, Vec<&str>)> = diff(&old, &new)
+            .into_iter()
+            .map(|c| (c.subject(), c.kind, c.fields))
+            .collect();
         assert_eq!(
             changes,
             vec![

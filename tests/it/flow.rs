@@ -132,7 +132,10 @@ fn pinning_one_tool_changes_only_its_lines() {
         ])
         .assert()
         .success();
-    let diff = git(dir, &["show", "-U0", "--format=", "HEAD", "--", "kams.lock"]);
+    let diff = git(
+        dir,
+        &["show", "-U0", "--format=", "HEAD", "--", "kams.lock"],
+    );
     let hunks: Vec<&str> = diff.lines().filter(|l| l.starts_with("@@")).collect();
     assert!(!hunks.is_empty());
     // Every changed line lies inside the one tool's block.

@@ -33,21 +33,49 @@ fn pin_commits_only_the_lock_and_leaves_other_work_alone() {
     std::fs::write(dir.join("notes.txt"), "one\ntwo\n").unwrap();
     inventory(dir, "mcp-server-time@0.6.2.json");
 
-    kams(dir).args(["pin", "-m", "time server reviewed"]).assert().success();
+    kams(dir)
+        .args(["pin", "-m", "time server reviewed"])
+        .assert()
+        .success();
 
     let files = git(dir, &["show", "--name-only", "--format=", "HEAD"]);
     assert_eq!(files, "kams.lock\n");
     let message = git(dir, &["log", "-1", "--format=%B"]);
-    assert!(message.starts_with("kams: approve 3 entries of mcp-server-time\n"), "{message}");
+    assert!(
+        message.starts_with("kams: approve 3 entries of mcp-server-time\n"),
+        "{message}"
+    );
     assert!(message.contains("time server reviewed"), "{message}");
-    assert!(message.contains("mcp-server-time/convert_time sha256:"), "{message}");
-    assert!(message.trim_end().ends_with("Signed-off-by: Rita Reviewer <rita@example.com>"), "{message}");
+    assert!(
+        message.contains("mcp-server-time/convert_time sha256:"),
+        "{message}"
+    );
+    assert!(
+        message
+            .trim_end()
+            .ends_with("Signed-off-by: Rita Reviewer <rita@example.com>"),
+        "{message}"
+    );
     let status = git(dir, &["status", "--porcelain"]);
-    assert_eq!(status, " M notes.txt\nA  staged.txt\n?? .kams/\n", "the index agrees with HEAD for kams.lock");
+    assert_eq!(
+        status, " M notes.txt\nA  staged.txt\n?? .kams/\n",
+        "the index agrees with HEAD for kams.lock"
+    );
     // A later ordinary commit must not revert kams.lock (stale cache-tree trap).
     git(dir, &["commit", "-qm", "user work"]);
-    assert_eq!(git(dir, &["show", "--name-only", "--format=", "HEAD"]), "staged.txt\n");
-    assert_eq!(git(dir, &["diff", "HEAD~2", "HEAD", "--stat", "--", "kams.lock"]).lines().count(), 2);
+    assert_eq!(
+        git(dir, &["show", "--name-only", "--format=", "HEAD"]),
+        "staged.txt\n"
+    );
+    assert_eq!(
+        git(
+            dir,
+            &["diff", "HEAD~2", "HEAD", "--stat", "--", "kams.lock"]
+        )
+        .lines()
+        .count(),
+        2
+    );
     assert!(git(dir, &["status", "--porcelain", "kams.lock"]).is_empty());
 }
 
@@ -56,7 +84,10 @@ fn pin_in_a_repository_without_commits_and_with_no_commit() {
     let repo = repo();
     let dir = repo.path();
     inventory(dir, "mcp-server-time@0.6.2.json");
-    kams(dir).args(["pin", "-m", "first", "--no-commit"]).assert().success();
+    kams(dir)
+        .args(["pin", "-m", "first", "--no-commit"])
+        .assert()
+        .success();
     assert!(dir.join("kams.lock").is_file());
     assert!(std::process::Command::new("git")
         .current_dir(dir)
@@ -69,7 +100,10 @@ fn pin_in_a_repository_without_commits_and_with_no_commit() {
     std::fs::remove_file(dir.join("kams.lock")).unwrap();
     kams(dir).args(["pin", "-m", "first"]).assert().success();
     assert_eq!(git(dir, &["rev-list", "--count", "HEAD"]), "1\n");
-    assert_eq!(git(dir, &["show", "--name-only", "--format=", "HEAD"]), "kams.lock\n");
+    assert_eq!(
+        git(dir, &["show", "--name-only", "--format=", "HEAD"]),
+        "kams.lock\n"
+    );
 }
 
 #[test]
@@ -77,25 +111,43 @@ fn the_commit_msg_hook_runs_and_can_refuse() {
     let repo = repo();
     let dir = repo.path();
     inventory(dir, "mcp-server-time@0.6.2.json");
-    hook(dir, "commit-msg", "echo 'Reviewed-on: https://review.example/1' >> \"$1\"");
+    hook(
+        dir,
+        "commit-msg",
+        "echo 'Reviewed-on: https://review.example/1' >> \"$1\"",
+    );
     kams(dir).args(["pin", "-m", "ok"]).assert().success();
-    assert!(git(dir, &["log", "-1", "--format=%B"]).contains("Reviewed-on: https://review.example/1"));
+    assert!(
+        git(dir, &["log", "-1", "--format=%B"]).contains("Reviewed-on: https://review.example/1")
+    );
 
     let before = std::fs::read(dir.join("kams.lock")).unwrap();
-    hook(dir, "commit-msg", "echo 'no approvals on Fridays' >&2; exit 1");
+    hook(
+        dir,
+        "commit-msg",
+        "echo 'no approvals on Fridays' >&2; exit 1",
+    );
     inventory(dir, "mcp-server-time@2026.10.19.json");
     kams(dir)
         .args(["pin", "-m", "again"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("commit-msg hook"));
-    assert_eq!(std::fs::read(dir.join("kams.lock")).unwrap(), before, "a refused approval leaves the lock as it was");
+    assert_eq!(
+        std::fs::read(dir.join("kams.lock")).unwrap(),
+        before,
+        "a refused approval leaves the lock as it was"
+    );
     assert_eq!(git(dir, &["rev-list", "--count", "HEAD"]), "1\n");
 }
 
 #[test]
 fn pin_signs_with_ssh_when_the_user_signs_commits() {
-    if std::process::Command::new("ssh-keygen").arg("-?").output().is_err() {
+    if std::process::Command::new("ssh-keygen")
+        .arg("-?")
+        .output()
+        .is_err()
+    {
         panic!("ssh-keygen is needed for this test (package openssh-client)");
     }
     let repo = repo();
@@ -112,9 +164,19 @@ fn pin_signs_with_ssh_when_the_user_signs_commits() {
     git(dir, &["config", "commit.gpgsign", "true"]);
     let public = std::fs::read_to_string(dir.join("signing-key.pub")).unwrap();
     std::fs::write(dir.join("allowed"), format!("rita@example.com {public}")).unwrap();
-    git(dir, &["config", "gpg.ssh.allowedSignersFile", dir.join("allowed").to_str().unwrap()]);
+    git(
+        dir,
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            dir.join("allowed").to_str().unwrap(),
+        ],
+    );
     inventory(dir, "mcp-server-time@0.6.2.json");
-    kams(dir).args(["pin", "-m", "signed approval"]).assert().success();
+    kams(dir)
+        .args(["pin", "-m", "signed approval"])
+        .assert()
+        .success();
     git(dir, &["verify-commit", "HEAD"]);
 }
 
@@ -135,17 +197,43 @@ fn at_reads_the_lock_of_any_revision_without_touching_the_work_tree() {
 
     kams(dir).arg("scan").assert().code(0);
     // What has drifted since the approvals of v1?
-    let out = kams(dir).args(["--format", "json", "scan", "--at", "v1"]).output().unwrap();
+    let out = kams(dir)
+        .args(["--format", "json", "scan", "--at", "v1"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let report = json(&out.stdout);
-    assert!(report["findings"].as_array().unwrap().iter().any(|f| f["class"] == "drift"));
+    assert!(report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["class"] == "drift"));
     kams(dir).args(["diff", "--at", "HEAD~2"]).assert().code(1);
     // The committed inventory of v1 against the lock of v1: clean.
-    kams(dir).args(["scan", "--at", "v1", "--inventory-at", "v1"]).assert().code(0).stdout("no findings\n");
-    let out = kams(dir).args(["--format", "json", "status", "--at", "v1", "--inventory-at", "v1"]).output().unwrap();
+    kams(dir)
+        .args(["scan", "--at", "v1", "--inventory-at", "v1"])
+        .assert()
+        .code(0)
+        .stdout("no findings\n");
+    let out = kams(dir)
+        .args([
+            "--format",
+            "json",
+            "status",
+            "--at",
+            "v1",
+            "--inventory-at",
+            "v1",
+        ])
+        .output()
+        .unwrap();
     let entries = json(&out.stdout)["entries"].as_array().unwrap().clone();
     assert!(!entries.is_empty() && entries.iter().all(|e| e["status"] == "ok"));
-    assert_eq!(std::fs::read(dir.join("kams.lock")).unwrap(), lock_now, "--at never writes the work tree");
+    assert_eq!(
+        std::fs::read(dir.join("kams.lock")).unwrap(),
+        lock_now,
+        "--at never writes the work tree"
+    );
 
     kams(dir)
         .args(["scan", "--at", "no-such-rev"])
@@ -158,7 +246,9 @@ fn at_reads_the_lock_of_any_revision_without_touching_the_work_tree() {
         .args(["scan", "--at", "HEAD"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("kams.lock does not exist at HEAD"));
+        .stderr(predicates::str::contains(
+            "kams.lock does not exist at HEAD",
+        ));
 }
 
 #[test]
@@ -169,8 +259,14 @@ fn at_follows_a_lock_moved_by_config_and_works_from_a_subfolder() {
     std::fs::create_dir_all(dir.join("policy")).unwrap();
     inventory(dir, "mcp-server-time@0.6.2.json");
     kams(dir).args(["pin", "-m", "moved"]).assert().success();
-    assert_eq!(git(dir, &["show", "--name-only", "--format=", "HEAD"]), "policy/kams.lock\n");
-    kams(&dir.join("policy")).args(["status", "--at", "HEAD"]).assert().success();
+    assert_eq!(
+        git(dir, &["show", "--name-only", "--format=", "HEAD"]),
+        "policy/kams.lock\n"
+    );
+    kams(&dir.join("policy"))
+        .args(["status", "--at", "HEAD"])
+        .assert()
+        .success();
 }
 
 #[test]

@@ -7,4 +7,6 @@ mod common;
 mod corpus;
 mod flow;
 mod git;
+mod history;
+mod hooks;
 mod properties;

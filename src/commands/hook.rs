@@ -1,0 +1,678 @@
+//! `git kams hook pre-push|pre-receive`: the gates that keep unapproved
+//! drift from leaving a machine or landing in the shared repository.
+//!
+//! For every ref a push updates, two rules:
+//! - **drift**: at the pushed tip, the committed inventory has no entry the
+//!   lock at that tip does not approve (a new tool, a pinned one whose
+//!   digest moved, a provisional one);
+//! - **sign-off**: every commit the push brings that approves something in
+//!   the lock (pins, re-pins, re-approves, unpins, removes) carries a
+//!   `Signed-off-by` trailer, of an approver when `kams.approvers` is set,
+//!   and a signature when `kams.requireSigned` is true.
+//!
+//! The server side runs the same rules, so `git push --no-verify` does not
+//! get around them.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use gix::ObjectId;
+
+use super::{emit, Env, Status};
+use crate::cli::{HookArgs, HookKind};
+use crate::compare;
+use crate::finding::Class;
+use crate::git::hooks::{self, CommitFacts, LockHistory, RefUpdate};
+use crate::inventory::{self, ReadOptions};
+use crate::report::{json_str, Format, JSON_VERSION};
+use crate::text::escape_display;
+
+/// Which side of the push runs the check.
+#[derive(Clone, Debug)]
+enum Side {
+    /// The pushing repository; the remote's name (or URL) as git gives it.
+    Push(Option<String>),
+    /// The receiving (bare) repository.
+    Receive,
+}
+
+/// The sign-off policy, from git config.
+struct Policy {
+    /// `kams.approvers` emails, lowercased; empty: any sign-off will do.
+    approvers: Vec<String>,
+    /// `kams.requireSigned`.
+    require_signed: bool,
+}
+
+impl Policy {
+    fn from_config(env: &Env, notes: &mut Vec<String>) -> Result<Policy> {
+        let approvers = match env.repo.config("kams.approvers") {
+            Some(v) if !v.trim().is_empty() => {
+                let (emails, unusable) = hooks::parse_approvers(&v);
+                for u in unusable {
+                    notes.push(format!(
+                        "git config kams.approvers: `{}` has no email and matches nobody",
+                        escape_display(&u)
+                    ));
+                }
+                if emails.is_empty() {
+                    bail!("git config kams.approvers is set but names no email (expected `Name <email>` or emails, separated by commas)");
+                }
+                emails
+            }
+            _ => Vec::new(),
+        };
+        let require_signed = match env.repo.config("kams.requireSigned") {
+            None => false,
+            Some(v) => parse_bool(&v).ok_or_else(|| {
+                anyhow!(
+                    "git config kams.requireSigned: `{}` is not a boolean (true or false)",
+                    escape_display(&v)
+                )
+            })?,
+        };
+        if require_signed {
+            notes.push(
+                "kams.requireSigned: approval commits must carry a signature; it is not verified here (have the server or CI verify it, e.g. with git verify-commit)".into(),
+            );
+        }
+        Ok(Policy {
+            approvers,
+            require_signed,
+        })
+    }
+}
+
+/// A git boolean (`true`, `yes`, `on`, `1`, or a key with no value).
+fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "" | "true" | "yes" | "on" | "1" => Some(true),
+        "false" | "no" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// The rule a problem breaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rule {
+    /// Unapproved drift at the pushed tip.
+    Drift,
+    /// An approval commit without a `Signed-off-by` trailer.
+    SignOff,
+    /// An approval commit signed off by nobody in `kams.approvers`.
+    Approver,
+    /// An approval commit without a signature (`kams.requireSigned`).
+    Signature,
+}
+
+impl Rule {
+    fn as_str(self) -> &'static str {
+        match self {
+            Rule::Drift => "drift",
+            Rule::SignOff => "sign-off",
+            Rule::Approver => "approver",
+            Rule::Signature => "signature",
+        }
+    }
+}
+
+/// One reason to refuse a ref.
+struct Problem {
+    ref_name: String,
+    rules: Vec<Rule>,
+    server: String,
+    tool: Option<String>,
+    commit: Option<ObjectId>,
+    message: String,
+    fix: String,
+}
+
+/// What the drift rule found at one tip, before it is told per ref.
+#[derive(Clone)]
+struct Unapproved {
+    server: String,
+    tool: Option<String>,
+    message: String,
+}
+
+/// The finding classes and drifted fields of one subject.
+#[derive(Default)]
+struct Seen(Vec<Class>, Vec<String>);
+
+/// What the sign-off rule found in one commit.
+#[derive(Clone)]
+struct BadApproval {
+    rules: Vec<Rule>,
+    server: String,
+    tool: Option<String>,
+    message: String,
+}
+
+/// The run's state: caches shared by every ref, and what was found.
+struct Check<'a> {
+    repo: &'a gix::Repository,
+    side: Side,
+    policy: Policy,
+    locks: LockHistory<'a>,
+    inventory_rels: Vec<PathBuf>,
+    opts: ReadOptions,
+    tips: HashMap<ObjectId, Vec<Unapproved>>,
+    commits: HashMap<ObjectId, (CommitFacts, Vec<BadApproval>)>,
+    problems: Vec<Problem>,
+    notes: Vec<String>,
+    refs_checked: usize,
+    commits_checked: usize,
+}
+
+/// Runs `hook`: reads git's hook input on stdin.
+pub fn run(env: &Env, args: &HookArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("cannot read the hook's input from stdin")?;
+    check(env, &args.hook, &input, out, err)
+}
+
+/// Checks the ref updates in `input` (git's hook input for `hook`).
+pub fn check(
+    env: &Env,
+    hook: &HookKind,
+    input: &str,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Status> {
+    let (side, updates, name) = match hook {
+        HookKind::PrePush { remote, .. } => (
+            Side::Push(remote.clone()),
+            hooks::parse_pre_push(input)?,
+            "pre-push",
+        ),
+        HookKind::PreReceive => (
+            Side::Receive,
+            hooks::parse_pre_receive(input)?,
+            "pre-receive",
+        ),
+    };
+    let repo = hooks::for_hook(env.repo.require(&format!("git kams hook {name}"))?)?;
+    let mut notes = Vec::new();
+    let policy = Policy::from_config(env, &mut notes)?;
+    let (_, opts) = env.inventory_spec(true)?;
+    let lock_rel = env.lock_relative()?;
+    let mut check = Check {
+        repo: &repo,
+        side,
+        policy,
+        locks: LockHistory::new(&repo, &lock_rel),
+        inventory_rels: inventory_rels(env)?,
+        opts,
+        tips: HashMap::new(),
+        commits: HashMap::new(),
+        problems: Vec::new(),
+        notes,
+        refs_checked: 0,
+        commits_checked: 0,
+    };
+    if repo.is_shallow().unwrap_or(false) {
+        check
+            .notes
+            .push("this is a shallow clone: commits beyond its boundary are not checked".into());
+    }
+    for update in &updates {
+        check.update(update)?;
+    }
+    report(env, name, &check, out, err)?;
+    Ok(if check.problems.is_empty() { 0 } else { 1 })
+}
+
+/// The inventory's paths from the top of the tree, as `inventory_files_at` resolves them.
+fn inventory_rels(env: &Env) -> Result<Vec<PathBuf>> {
+    if !env.global.inventory.is_empty() {
+        return env
+            .global
+            .inventory
+            .iter()
+            .map(|p| env.repo.relative(p))
+            .collect();
+    }
+    Ok(match env.repo.config("kams.inventory") {
+        Some(v) if Path::new(&v).is_absolute() => vec![env.repo.relative(Path::new(&v))?],
+        Some(v) => vec![PathBuf::from(v)],
+        None => vec![PathBuf::from(".kams/inventory")],
+    })
+}
+
+/// `server` or `server/tool`.
+fn subject(server: &str, tool: Option<&str>) -> String {
+    match tool {
+        Some(t) => format!("{server}/{t}"),
+        None => server.to_string(),
+    }
+}
+
+fn short(id: ObjectId) -> String {
+    id.to_hex_with_len(7).to_string()
+}
+
+/// A word for a shell command line, quoted when it needs to be.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./@:+=,%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+impl Check<'_> {
+    fn update(&mut self, u: &RefUpdate) -> Result<()> {
+        let shown = escape_display(&u.name);
+        if u.new.is_null() {
+            // A deletion brings nothing.
+            return Ok(());
+        }
+        let Some(tip) = hooks::peel_to_commit(self.repo, u.new)? else {
+            self.notes.push(format!(
+                "{shown}: {} is not a commit: nothing to check",
+                short(u.new)
+            ));
+            return Ok(());
+        };
+        self.refs_checked += 1;
+        self.drift_at(&u.name, tip)?;
+        let hidden = self.hidden(u)?;
+        let commits = hooks::commits_between(self.repo, tip, &hidden)?;
+        if commits.is_empty() && u.old.is_null() {
+            self.notes.push(format!(
+                "{shown}: every commit it brings is already on another ref: only its tip is checked"
+            ));
+        }
+        for id in commits {
+            self.approvals_in(&u.name, id, tip)?;
+        }
+        Ok(())
+    }
+
+    /// What the other side already has, so that only what the push brings
+    /// is judged: its old value of the ref when this repository knows it;
+    /// else, for pre-push, the remote-tracking refs of the remote, and for
+    /// pre-receive, every ref.
+    fn hidden(&mut self, u: &RefUpdate) -> Result<Vec<ObjectId>> {
+        if !u.old.is_null() && self.repo.has_object(u.old) {
+            if let Some(old) = hooks::peel_to_commit(self.repo, u.old)? {
+                return Ok(vec![old]);
+            }
+        }
+        match &self.side {
+            Side::Receive => hooks::ref_tips(self.repo, ""),
+            Side::Push(remote) => {
+                // `remote` is a URL when the push named no remote; it then
+                // names no valid prefix, and nothing is hidden.
+                let tips = match remote {
+                    Some(r) => hooks::ref_tips(self.repo, &format!("refs/remotes/{r}/"))
+                        .unwrap_or_default(),
+                    None => Vec::new(),
+                };
+                if tips.is_empty() {
+                    self.notes.push(format!(
+                        "{}: the remote's refs are not known here: every commit reachable from it is checked",
+                        escape_display(&u.name)
+                    ));
+                }
+                Ok(tips)
+            }
+        }
+    }
+
+    /// The drift rule at `tip`.
+    fn drift_at(&mut self, ref_name: &str, tip: ObjectId) -> Result<()> {
+        if !self.tips.contains_key(&tip) {
+            let found = self.unapproved_at(ref_name, tip)?;
+            self.tips.insert(tip, found);
+        }
+        for u in &self.tips[&tip] {
+            self.problems.push(Problem {
+                ref_name: ref_name.to_string(),
+                rules: vec![Rule::Drift],
+                server: u.server.clone(),
+                tool: u.tool.clone(),
+                commit: Some(tip),
+                message: u.message.clone(),
+                fix: format!(
+                    "git kams pin {} -m NOTE",
+                    shell_word(&subject(&u.server, u.tool.as_deref()))
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn unapproved_at(&mut self, ref_name: &str, tip: ObjectId) -> Result<Vec<Unapproved>> {
+        let mut files = Vec::new();
+        for rel in &self.inventory_rels {
+            if let Some(found) = hooks::inventory_files_at(self.repo, tip, rel)? {
+                for (p, bytes) in found {
+                    files.push((
+                        PathBuf::from(format!("{}:{}", short(tip), p.display())),
+                        bytes,
+                    ));
+                }
+            }
+        }
+        if files.is_empty() {
+            let paths: Vec<String> = self
+                .inventory_rels
+                .iter()
+                .map(|p| crate::text::shown_path(p))
+                .collect();
+            self.notes.push(format!(
+                "{}: no inventory is committed at {} ({}): the drift check is skipped there",
+                escape_display(ref_name),
+                short(tip),
+                paths.join(", ")
+            ));
+            return Ok(Vec::new());
+        }
+        let mut inventory = inventory::read_files(files, &self.opts).map_err(|e| anyhow!("{e}"))?;
+        let lock_name = self.locks.rel().display().to_string();
+        let mut lock = match self.locks.lock_at(tip)? {
+            Some(l) => (*l).clone(),
+            None => {
+                self.notes.push(format!(
+                    "{}: {} does not exist at {}: nothing there is approved",
+                    escape_display(ref_name),
+                    escape_display(&lock_name),
+                    short(tip)
+                ));
+                crate::lock::Lock::default()
+            }
+        };
+        // Both were read keeping digests only: rebuild the entries that
+        // differ, whose fields are named.
+        let drifted: Vec<(String, Option<String>)> = compare::pairs(&inventory, &lock)
+            .into_iter()
+            .filter(|p| matches!((p.entry, p.seen), (Some(e), Some(d)) if e.descriptor.digest != d.digest))
+            .map(|p| (p.server.to_string(), p.tool.map(str::to_string)))
+            .collect();
+        lock.materialize(&drifted).map_err(|e| {
+            crate::lock::store::lock_error(Path::new(&format!("{}:{lock_name}", short(tip))), e)
+        })?;
+        let tools: Vec<(String, String)> = drifted
+            .into_iter()
+            .filter_map(|(s, t)| t.map(|t| (s, t)))
+            .collect();
+        inventory.materialize(&tools);
+
+        // Per subject: the classes found and the fields that drifted.
+        let mut by_subject: BTreeMap<(String, Option<String>), Seen> = BTreeMap::new();
+        for f in compare::compare(&inventory, &lock) {
+            if !matches!(f.class, Class::Added | Class::Drift | Class::Unapproved) {
+                continue;
+            }
+            let Seen(classes, fields) = by_subject.entry((f.server, f.tool)).or_default();
+            if !classes.contains(&f.class) {
+                classes.push(f.class);
+            }
+            if let Some(field) = f.field {
+                if !fields.contains(&field) {
+                    fields.push(field);
+                }
+            }
+        }
+        Ok(by_subject
+            .into_iter()
+            .map(|((server, tool), Seen(classes, fields))| {
+                let subject = subject(&server, tool.as_deref());
+                let at = short(tip);
+                let message = if classes.contains(&Class::Added) {
+                    format!("{subject} is new at {at}: {lock_name} has no entry for it")
+                } else if classes.contains(&Class::Drift) {
+                    let provisional = classes.contains(&Class::Unapproved);
+                    format!(
+                        "{subject} changed at {at} since it was {} ({})",
+                        if provisional {
+                            "recorded, and it was never pinned"
+                        } else {
+                            "pinned"
+                        },
+                        fields.join(", ")
+                    )
+                } else {
+                    format!("{subject} is recorded but not pinned at {at}: nobody approved it")
+                };
+                Unapproved {
+                    server,
+                    tool,
+                    message,
+                }
+            })
+            .collect())
+    }
+
+    /// The sign-off rule for commit `id`, pushed to `ref_name` whose tip is `tip`.
+    fn approvals_in(&mut self, ref_name: &str, id: ObjectId, tip: ObjectId) -> Result<()> {
+        if !self.commits.contains_key(&id) {
+            self.commits_checked += 1;
+            let facts = hooks::commit_facts(self.repo, id)?;
+            let found = if facts.shallow {
+                self.notes.push(format!(
+                    "commit {}: its parents are beyond the shallow boundary: what it changed is not checked",
+                    short(id)
+                ));
+                Vec::new()
+            } else {
+                self.judge(&facts)?
+            };
+            self.commits.insert(id, (facts, found));
+        }
+        let (facts, found) = &self.commits[&id];
+        for bad in found {
+            self.problems.push(Problem {
+                ref_name: ref_name.to_string(),
+                rules: bad.rules.clone(),
+                server: bad.server.clone(),
+                tool: bad.tool.clone(),
+                commit: Some(id),
+                message: bad.message.clone(),
+                fix: fix_for(facts, tip, &bad.rules),
+            });
+        }
+        Ok(())
+    }
+
+    fn judge(&mut self, facts: &CommitFacts) -> Result<Vec<BadApproval>> {
+        // The commit's credentials first: a commit that has them passes
+        // whatever it did to the lock, and its lock need not be read.
+        let mut rules = Vec::new();
+        let mut why = Vec::new();
+        if facts.sign_offs.is_empty() {
+            rules.push(Rule::SignOff);
+            why.push("without a Signed-off-by trailer".to_string());
+        } else if !self.policy.approvers.is_empty()
+            && !facts
+                .sign_offs
+                .iter()
+                .filter_map(|s| hooks::email_of(s))
+                .any(|e| self.policy.approvers.contains(&e))
+        {
+            rules.push(Rule::Approver);
+            why.push(format!(
+                "signed off by {} only, not an approver (git config kams.approvers)",
+                facts.sign_offs.join(", ")
+            ));
+        }
+        if self.policy.require_signed && !facts.signed {
+            rules.push(Rule::Signature);
+            why.push("without a signature (kams.requireSigned)".to_string());
+        }
+        if rules.is_empty() {
+            return Ok(Vec::new());
+        }
+        let changes = self.locks.own_changes(facts)?;
+        Ok(changes
+            .iter()
+            .filter(|c| c.kind.needs_sign_off())
+            .map(|c| BadApproval {
+                rules: rules.clone(),
+                server: c.server.clone(),
+                tool: c.tool.clone(),
+                message: format!(
+                    "commit {} {} {} {}",
+                    short(facts.id),
+                    c.kind.as_str(),
+                    c.subject(),
+                    why.join(" and ")
+                ),
+            })
+            .collect())
+    }
+}
+
+/// The command that rewrites `facts`' commit so that it passes.
+fn fix_for(facts: &CommitFacts, tip: ObjectId, rules: &[Rule]) -> String {
+    let sign = if rules.contains(&Rule::Signature) {
+        " -S"
+    } else {
+        ""
+    };
+    let who = if rules.contains(&Rule::Approver) {
+        "as an approver, "
+    } else {
+        ""
+    };
+    let signoff = if rules
+        .iter()
+        .any(|r| matches!(r, Rule::SignOff | Rule::Approver))
+    {
+        " --signoff"
+    } else {
+        ""
+    };
+    if facts.id == tip && facts.parents.len() <= 1 {
+        format!("{who}git commit --amend --no-edit{signoff}{sign}")
+    } else if facts.parents.is_empty() {
+        format!("{who}git rebase --force-rebase{signoff}{sign} --root")
+    } else {
+        format!(
+            "{who}git rebase --force-rebase --rebase-merges{signoff}{sign} {}~1",
+            short(facts.id)
+        )
+    }
+}
+
+fn report(
+    env: &Env,
+    hook: &str,
+    check: &Check<'_>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
+    match env.global.format {
+        Format::Text => {
+            emit(out, |o| {
+                for p in &check.problems {
+                    writeln!(
+                        o,
+                        "{}: {}; fix: {}",
+                        escape_display(&p.ref_name),
+                        escape_display(&p.message),
+                        escape_display(&p.fix)
+                    )?;
+                }
+                Ok(())
+            })?;
+            for n in &check.notes {
+                let _ = writeln!(err, "git kams: note: {n}");
+            }
+            let commits = format!(
+                "{} ref{}, {} commit{}",
+                check.refs_checked,
+                if check.refs_checked == 1 { "" } else { "s" },
+                check.commits_checked,
+                if check.commits_checked == 1 { "" } else { "s" }
+            );
+            let _ = if check.problems.is_empty() {
+                writeln!(err, "git kams {hook}: {commits} checked: no unapproved drift, every approval signed off")
+            } else {
+                let refs: std::collections::BTreeSet<&str> =
+                    check.problems.iter().map(|p| p.ref_name.as_str()).collect();
+                writeln!(
+                    err,
+                    "git kams {hook}: refused: {} problem{} in {} (see above)",
+                    check.problems.len(),
+                    if check.problems.len() == 1 { "" } else { "s" },
+                    refs.into_iter()
+                        .map(escape_display)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            Ok(())
+        }
+        Format::Json => emit(out, |o| {
+            writeln!(
+                o,
+                "{{\n  \"version\": {JSON_VERSION},\n  \"hook\": {},\n  \"problems\": [",
+                json_str(hook)
+            )?;
+            for (i, p) in check.problems.iter().enumerate() {
+                let rules: Vec<String> = p.rules.iter().map(|r| json_str(r.as_str())).collect();
+                write!(
+                    o,
+                    "    {{\"ref\": {}, \"rules\": [{}], \"server\": {}, \"tool\": {}, \"commit\": {}, \"message\": {}, \"fix\": {}}}",
+                    json_str(&p.ref_name),
+                    rules.join(", "),
+                    json_str(&p.server),
+                    p.tool.as_deref().map_or("null".into(), json_str),
+                    p.commit.map_or("null".into(), |c| json_str(&c.to_string())),
+                    json_str(&p.message),
+                    json_str(&p.fix)
+                )?;
+                writeln!(
+                    o,
+                    "{}",
+                    if i + 1 < check.problems.len() {
+                        ","
+                    } else {
+                        ""
+                    }
+                )?;
+            }
+            let notes: Vec<String> = check.notes.iter().map(|n| json_str(n)).collect();
+            writeln!(
+                o,
+                "  ],\n  \"notes\": [{}],\n  \"summary\": {{\"refs\": {}, \"commits\": {}, \"problems\": {}}}\n}}",
+                notes.join(", "),
+                check.refs_checked,
+                check.commits_checked,
+                check.problems.len()
+            )
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_booleans() {
+        for t in ["true", "Yes", "on", "1", ""] {
+            assert_eq!(parse_bool(t), Some(true), "{t}");
+        }
+        for f in ["false", "NO", "off", "0"] {
+            assert_eq!(parse_bool(f), Some(false), "{f}");
+        }
+        assert_eq!(parse_bool("maybe"), None);
+    }
+
+    #[test]
+    fn suggested_commands_quote_what_a_shell_would_split() {
+        assert_eq!(shell_word("srv/tool_1"), "srv/tool_1");
+        assert_eq!(shell_word("my srv/it's"), "'my srv/it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
+}

@@ -1,0 +1,258 @@
+//! `git kams log`: the approval history. The commits that changed the
+//! lock's entries, newest first, each with who signed it off, whether it is
+//! signed, and what it did in lock terms (pinned, re-pinned and which
+//! fields, recorded, re-approved, unpinned, removed). How commits are
+//! chosen is in `docs/history.md`.
+
+use std::io::Write;
+
+use anyhow::{anyhow, Result};
+
+use super::{emit, Env, Selection, Status};
+use crate::cli::LogArgs;
+use crate::git::history::{CommitInfo, Compared, History, LogWalk, Step};
+use crate::lock::diff::EntryChange;
+use crate::report::{json_str, Format};
+use crate::text::escape_display;
+
+/// One listed commit.
+struct Listed {
+    info: CommitInfo,
+    changes: Vec<EntryChange>,
+    error: Option<String>,
+}
+
+/// Runs `log`.
+pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write) -> Result<Status> {
+    let repo = env.repo.require("git kams log")?;
+    let rel = env.lock_relative()?;
+    let since = args
+        .since
+        .as_deref()
+        .map(|s| parse_date("--since", s))
+        .transpose()?;
+    let until = args
+        .until
+        .as_deref()
+        .map(|s| parse_date("--until", s))
+        .transpose()?;
+    let selection = Selection::new(&args.keys);
+    let mut notes = Vec::new();
+    let mut listed = Vec::new();
+    let tip = match env.repo.commit_of(&args.at) {
+        Ok(tip) => Some(tip),
+        Err(_) if args.at == "HEAD" && repo.head().is_ok_and(|h| h.is_unborn()) => None,
+        Err(e) => return Err(e),
+    };
+    match tip {
+        None => notes.push(format!("no commits yet: {} has no history", rel.display())),
+        Some(tip) => {
+            let mut history = History::new(repo, &rel)?;
+            let mut walk = LogWalk::new(&mut history, tip)?;
+            while args.max_count.is_none_or(|n| listed.len() < n) {
+                let Some(step) = walk.next(&mut history)? else {
+                    break;
+                };
+                let (commit, time, parent, before, after) = match step {
+                    Step::Boundary(id) => {
+                        notes.push(format!("history is shallow: stops at {id}"));
+                        continue;
+                    }
+                    Step::Changed {
+                        commit,
+                        time,
+                        parent,
+                        before,
+                        after,
+                    } => (commit, time, parent, before, after),
+                };
+                if until.is_some_and(|u| time > u) {
+                    continue;
+                }
+                // Newest first: everything after this is older still.
+                if since.is_some_and(|s| time < s) {
+                    break;
+                }
+                let (changes, error) = match history.changes(before, after)? {
+                    Compared::Changes(changes) => (
+                        changes
+                            .into_iter()
+                            .filter(|c| selection.matches(&c.server, c.tool.as_deref()))
+                            .collect(),
+                        None,
+                    ),
+                    Compared::Unreadable {
+                        at_parent: false,
+                        message,
+                    } => (
+                        Vec::new(),
+                        Some(format!("{} cannot be read here: {message}", rel.display())),
+                    ),
+                    Compared::Unreadable {
+                        at_parent: true,
+                        message,
+                    } => (
+                        Vec::new(),
+                        Some(format!(
+                            "{} cannot be read at the parent {}: {message}; what changed is unknown",
+                            rel.display(),
+                            parent.map(|p| p.to_string()).unwrap_or_default()
+                        )),
+                    ),
+                };
+                // A blob change with no entry change (re-indented, only
+                // `first_seen` moved) is no approval: not listed.
+                if changes.is_empty() && error.is_none() {
+                    continue;
+                }
+                listed.push(Listed {
+                    info: history.commit_info(commit)?,
+                    changes,
+                    error,
+                });
+            }
+            if listed.is_empty() && notes.is_empty() {
+                notes.push(format!(
+                    "no commit reachable from {} changed {}{}{}",
+                    args.at,
+                    if args.keys.is_empty() {
+                        ""
+                    } else {
+                        "the selected entries of "
+                    },
+                    rel.display(),
+                    if since.is_some() || until.is_some() || args.max_count == Some(0) {
+                        " within the given limits"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+    }
+    emit(out, |o| match env.global.format {
+        Format::Text => write_text(&listed, &notes, o),
+        Format::Json => write_json(&listed, &notes, o),
+    })?;
+    Ok(0)
+}
+
+/// A `--since` / `--until` value as seconds since the epoch: RFC 3339, or
+/// anything git's date parser reads (`2026-01-31`, `2 weeks ago`...);
+/// relative dates count back from `SOURCE_DATE_EPOCH` when it is set.
+fn parse_date(flag: &str, s: &str) -> Result<i64> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s.trim()) {
+        return Ok(t.timestamp());
+    }
+    let now = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(v) => v
+            .trim()
+            .parse::<i64>()
+            .map_err(|_| anyhow!("SOURCE_DATE_EPOCH `{v}` is not a number of seconds"))?,
+        Err(_) => chrono::Utc::now().timestamp(),
+    };
+    let now = gix::date::Time::new(now, 0).to_zoned().ok();
+    gix::date::parse(s.trim(), now).map(|t| t.seconds).map_err(|e| {
+        anyhow!(
+            "{flag} `{}` is not a date ({e}); use e.g. 2026-01-31, 2026-01-31T12:00:00Z or \"2 weeks ago\"",
+            escape_display(s)
+        )
+    })
+}
+
+fn approval(c: &EntryChange) -> Option<&crate::lock::Approval> {
+    c.new.as_ref().and_then(|e| e.approval.as_ref())
+}
+
+fn write_text(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io::Result<()> {
+    for (i, l) in listed.iter().enumerate() {
+        if i > 0 {
+            writeln!(o)?;
+        }
+        let info = &l.info;
+        writeln!(o, "commit    {} {}", info.short, info.id)?;
+        writeln!(o, "date      {}", info.date)?;
+        writeln!(o, "author    {}", escape_display(&info.author))?;
+        if info.sign_offs.is_empty() {
+            writeln!(o, "approvers none (no Signed-off-by)")?;
+        }
+        for a in &info.sign_offs {
+            writeln!(o, "approver  {}", escape_display(a))?;
+        }
+        writeln!(
+            o,
+            "signature {}",
+            if info.signed { "signed" } else { "unsigned" }
+        )?;
+        writeln!(o, "subject   {}", escape_display(&info.subject))?;
+        if let Some(e) = &l.error {
+            writeln!(o, "    error: {}", escape_display(e))?;
+        }
+        for c in &l.changes {
+            write!(
+                o,
+                "    {:<11} {}",
+                c.kind.as_str(),
+                escape_display(&c.subject())
+            )?;
+            if !c.fields.is_empty() {
+                write!(o, "  fields: {}", c.fields.join(", "))?;
+            }
+            if let Some(a) = approval(c) {
+                write!(
+                    o,
+                    "  approver: {}  note: {}",
+                    escape_display(&a.approver),
+                    escape_display(&a.note)
+                )?;
+            }
+            writeln!(o)?;
+        }
+    }
+    if !listed.is_empty() && !notes.is_empty() {
+        writeln!(o)?;
+    }
+    for n in notes {
+        writeln!(o, "note: {}", escape_display(n))?;
+    }
+    Ok(())
+}
+
+fn write_json(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(o, "{{\n  \"version\": 1,\n  \"commits\": [")?;
+    for (i, l) in listed.iter().enumerate() {
+        let info = &l.info;
+        let approvers: Vec<String> = info.sign_offs.iter().map(|a| json_str(a)).collect();
+        let changes: Vec<String> = l
+            .changes
+            .iter()
+            .map(|c| {
+                let f: Vec<String> = c.fields.iter().map(|f| json_str(f)).collect();
+                format!(
+                    "{{\"kind\": {}, \"server\": {}, \"tool\": {}, \"fields\": [{}], \"approver\": {}, \"note\": {}}}",
+                    json_str(c.kind.as_str()),
+                    json_str(&c.server),
+                    c.tool.as_deref().map_or("null".into(), json_str),
+                    f.join(", "),
+                    approval(c).map_or("null".into(), |a| json_str(&a.approver)),
+                    approval(c).map_or("null".into(), |a| json_str(&a.note)),
+                )
+            })
+            .collect();
+        write!(
+            o,
+            "    {{\"id\": {}, \"date\": {}, \"author\": {}, \"approvers\": [{}], \"signed\": {}, \"subject\": {}, \"changes\": [{}], \"error\": {}}}",
+            json_str(&info.id.to_string()),
+            json_str(&info.date),
+            json_str(&info.author),
+            approvers.join(", "),
+            info.signed,
+            json_str(&info.subject),
+            changes.join(", "),
+            l.error.as_deref().map_or("null".into(), json_str),
+        )?;
+        writeln!(o, "{}", if i + 1 < listed.len() { "," } else { "" })?;
+    }
+    let notes: Vec<String> = notes.iter().map(|n| json_str(n)).collect();
+    writeln!(o, "  ],\n  \"notes\": [{}]\n}}", notes.join(", "))
+}

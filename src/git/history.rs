@@ -1,0 +1,1076 @@
+//! The lock's history in git: which commits changed `kams.lock` (for
+//! `git kams log`) and which commit gave each entry its current value
+//! (for `git kams blame`).
+//!
+//! Both walks first compare the lock's blob id between a commit and its
+//! parents: one tree lookup, no parsing, and commits that did not touch the
+//! lock cost nothing more. Where the blob changed, each version is read
+//! once (while among the recently used ones) and indexed: where each
+//! entry's text lies. An entry whose text is byte-identical in both
+//! versions has the same value; only entries whose text differs are parsed
+//! and verified, and compared by value (state, descriptor digest,
+//! approval), so re-indenting or re-ordering the file moves neither log nor
+//! blame. How the walks decide is written down in `docs/history.md`.
+
+use std::cell::OnceCell;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use anyhow::{anyhow, Context, Result};
+use gix::bstr::ByteSlice;
+use gix::prelude::ObjectIdExt;
+use gix::ObjectId;
+
+use crate::canon::{write_string, Digest, Escape};
+use crate::json::{self, Value};
+use crate::lock::diff::{diff, EntryChange};
+use crate::lock::{Approval, Entry, Lock, State, FORMAT_VERSION};
+
+/// Lock versions kept at once: a linear history needs two (a commit's and
+/// its parent's); merges and nearby branches a few more. Each holds the
+/// lock's text, so the cache stays small.
+const LOCK_CACHE: usize = 16;
+
+/// An entry's key: server, and tool (`None` for the server entry).
+type Key = (String, Option<String>);
+
+/// One version of the lock: its text, where each entry lies in it, and,
+/// when asked for, the whole lock parsed.
+struct Version {
+    bytes: Arc<Vec<u8>>,
+    /// Entry spans sorted by key; `None` when the text is not a lock as
+    /// [`index`] reads it (then only a whole parse can say what it is).
+    index: Option<Vec<(Key, Range<usize>)>>,
+    /// Set when the blob is not read at all (too large).
+    refused: Option<String>,
+    full: OnceCell<Parsed>,
+}
+
+impl Version {
+    fn full(&self) -> Parsed {
+        self.full
+            .get_or_init(|| {
+                Rc::new(match &self.refused {
+                    Some(why) => Err(why.clone()),
+                    None => Lock::parse_digests_only(self.bytes.clone()).map_err(lock_error),
+                })
+            })
+            .clone()
+    }
+
+    fn span(&self, server: &str, tool: Option<&str>) -> Option<&[u8]> {
+        let index = self.index.as_ref()?;
+        let i = index
+            .binary_search_by(|((s, t), _)| (s.as_str(), t.as_deref()).cmp(&(server, tool)))
+            .ok()?;
+        Some(&self.bytes[index[i].1.clone()])
+    }
+
+    /// A lock of only the `keys` present here, parsed and verified.
+    fn subset(&self, keys: &[(&str, Option<&str>)]) -> Result<Lock, String> {
+        if let Some(why) = &self.refused {
+            return Err(why.clone());
+        }
+        let mut text = Vec::with_capacity(1024);
+        text.extend_from_slice(b"{\"version\":1,\"servers\":{");
+        let mut open: Option<&str> = None;
+        for &(server, tool) in keys {
+            let Some(span) = self.span(server, tool) else {
+                continue;
+            };
+            if open != Some(server) {
+                if open.is_some() {
+                    text.extend_from_slice(b"}},");
+                }
+                write_string(server, Escape::Jcs, &mut text);
+                text.extend_from_slice(b":{\"tools\":{");
+                open = Some(server);
+            } else if text.last() != Some(&b'{') {
+                text.push(b',');
+            }
+            match tool {
+                Some(t) => write_string(t, Escape::Jcs, &mut text),
+                // The server entry, as a sibling of `tools` (read in any order).
+                None => {
+                    text.truncate(text.len() - b"\"tools\":{".len());
+                    text.extend_from_slice(b"\"server\"");
+                }
+            }
+            text.push(b':');
+            text.extend_from_slice(span);
+            if tool.is_none() {
+                text.extend_from_slice(b",\"tools\":{");
+            }
+        }
+        if open.is_some() {
+            text.extend_from_slice(b"}}");
+        }
+        text.extend_from_slice(b"}}");
+        Lock::parse_digests_only(Arc::new(text)).map_err(lock_error)
+    }
+}
+
+fn lock_error(e: crate::lock::format::LockError) -> String {
+    let at = e
+        .pointer
+        .filter(|p| !p.is_empty())
+        .map(|p| format!(" (JSON pointer {p})"))
+        .unwrap_or_default();
+    format!("{}{at}", e.message)
+}
+
+/// Where each entry's text lies in a lock, by a structural scan that
+/// builds no value and hashes nothing. `None` for anything the strict
+/// reader might judge otherwise (syntax errors, unknown or duplicate keys,
+/// another format version): such text is parsed whole instead.
+fn index(bytes: &[u8]) -> Option<Vec<(Key, Range<usize>)>> {
+    let mut r = json::Reader::new(bytes, json::MAX_DEPTH + 8).ok()?;
+    let mut out: Vec<(Key, Range<usize>)> = Vec::new();
+    let (mut version, mut servers) = (false, false);
+    r.object(|r, key| -> Result<(), json::ParseError> {
+        match key {
+            "version" if !version => match r.value()? {
+                Value::Number(n)
+                    if n.as_f64() >= 1.0
+                        && n.as_f64() <= FORMAT_VERSION as f64
+                        && n.as_f64().fract() == 0.0 =>
+                {
+                    version = true;
+                }
+                _ => return Err(r.error("unexpected version")),
+            },
+            "servers" if version && !servers => {
+                servers = true;
+                r.object(|r, name| -> Result<(), json::ParseError> {
+                    let mut tools = false;
+                    r.object(|r, key| -> Result<(), json::ParseError> {
+                        match key {
+                            "server" => {
+                                let start = r.offset();
+                                r.skip()?;
+                                out.push(((name.to_string(), None), start..r.position()));
+                            }
+                            "tools" if !tools => {
+                                tools = true;
+                                r.object(|r, tool| -> Result<(), json::ParseError> {
+                                    let start = r.offset();
+                                    r.skip()?;
+                                    out.push((
+                                        (name.to_string(), Some(tool.to_string())),
+                                        start..r.position(),
+                                    ));
+                                    Ok(())
+                                })?;
+                            }
+                            _ => return Err(r.error("unexpected key")),
+                        }
+                        Ok(())
+                    })?;
+                    if tools {
+                        Ok(())
+                    } else {
+                        Err(r.error("no tools"))
+                    }
+                })?;
+            }
+            _ => return Err(r.error("unexpected key")),
+        }
+        Ok(())
+    })
+    .ok()?;
+    if !r.at_end() || !version || !servers || !r.take_duplicates().is_empty() {
+        return None;
+    }
+    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Some(out)
+}
+
+/// What a commit did to the lock's entries.
+#[derive(Debug)]
+pub enum Compared {
+    /// The entries whose value changed, as [`diff`] says.
+    Changes(Vec<EntryChange>),
+    /// A version could not be read: the commit's own (`at_parent` false)
+    /// or its first parent's.
+    Unreadable {
+        /// True when the parent's version is the unreadable one.
+        at_parent: bool,
+        /// Why.
+        message: String,
+    },
+}
+
+/// A lock version read from git: parsed, or why it could not be.
+pub type Parsed = Rc<Result<Lock, String>>;
+
+/// A commit as the walks see it.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// Committer time, seconds since the epoch.
+    pub time: i64,
+    /// Parent ids, first parent first.
+    pub parents: Vec<ObjectId>,
+    /// The root tree.
+    pub tree: ObjectId,
+}
+
+/// What a commit says about itself, for people.
+#[derive(Clone, Debug)]
+pub struct CommitInfo {
+    /// Full id.
+    pub id: ObjectId,
+    /// Shortest unambiguous id (at least 7 hex digits, as git shows it).
+    pub short: String,
+    /// Committer time, seconds since the epoch.
+    pub time: i64,
+    /// Committer time, RFC 3339 UTC.
+    pub date: String,
+    /// `Name <email>` of the author.
+    pub author: String,
+    /// Values of the `Signed-off-by:` trailers, in order.
+    pub sign_offs: Vec<String>,
+    /// True when the commit carries a signature header (not verified).
+    pub signed: bool,
+    /// First line of the message.
+    pub subject: String,
+}
+
+/// Reads the lock's versions out of a repository's history, caching what
+/// it looked up: commits, the lock's blob id per root tree, parsed locks.
+pub struct History {
+    repo: gix::Repository,
+    path: PathBuf,
+    graph: Option<gix::commitgraph::Graph>,
+    shallow: Vec<ObjectId>,
+    nodes: HashMap<ObjectId, Node>,
+    trees: HashMap<ObjectId, Option<ObjectId>>,
+    versions: Vec<(ObjectId, Rc<Version>)>,
+    reads: usize,
+}
+
+impl History {
+    /// Prepares to read the lock at `path` (relative to the top of the
+    /// tree) in `repo`'s history.
+    pub fn new(repo: &gix::Repository, path: &Path) -> Result<History> {
+        let mut repo = repo.clone();
+        repo.object_cache_size_if_unset(4 << 20);
+        // The commit-graph is a cache: a broken one only makes us slower.
+        let graph = repo.commit_graph_if_enabled().ok().flatten();
+        let mut shallow: Vec<ObjectId> = repo
+            .shallow_commits()
+            .context("cannot read the list of shallow commits")?
+            .map(|c| c.iter().copied().collect())
+            .unwrap_or_default();
+        shallow.sort_unstable();
+        Ok(History {
+            repo,
+            path: path.to_path_buf(),
+            graph,
+            shallow,
+            nodes: HashMap::new(),
+            trees: HashMap::new(),
+            versions: Vec::new(),
+            reads: 0,
+        })
+    }
+
+    /// The lock's path inside the tree.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// True when `commit`'s parents are cut off (the boundary of a shallow
+    /// clone): history ends there.
+    pub fn is_boundary(&self, commit: ObjectId) -> bool {
+        self.shallow.binary_search(&commit).is_ok()
+    }
+
+    /// Parents, time and tree of `commit`, from the commit-graph when it
+    /// has the commit, else from the commit itself.
+    pub fn node(&mut self, commit: ObjectId) -> Result<Node> {
+        if let Some(n) = self.nodes.get(&commit) {
+            return Ok(n.clone());
+        }
+        let node = match self.node_from_graph(commit) {
+            Some(n) => n,
+            None => {
+                let c = self
+                    .repo
+                    .find_commit(commit)
+                    .with_context(|| format!("cannot read commit {commit}"))?;
+                let d = c
+                    .decode()
+                    .with_context(|| format!("cannot decode commit {commit}"))?;
+                Node {
+                    time: d.time().map(|t| t.seconds).unwrap_or_default(),
+                    parents: d.parents().collect(),
+                    tree: d.tree(),
+                }
+            }
+        };
+        self.nodes.insert(commit, node.clone());
+        Ok(node)
+    }
+
+    fn node_from_graph(&self, commit: ObjectId) -> Option<Node> {
+        let graph = self.graph.as_ref()?;
+        let c = graph.commit_by_id(commit)?;
+        let parents = c
+            .iter_parents()
+            .map(|p| p.map(|pos| graph.id_at(pos).to_owned()))
+            .collect::<Result<Vec<_>, _>>()
+            .ok()?;
+        Some(Node {
+            time: i64::try_from(c.committer_timestamp()).ok()?,
+            parents,
+            tree: c.root_tree_id().to_owned(),
+        })
+    }
+
+    /// The lock's blob id in `commit`'s tree (`None`: no lock there, or
+    /// something other than a file at its path).
+    pub fn lock_blob(&mut self, commit: ObjectId) -> Result<Option<ObjectId>> {
+        let tree = self.node(commit)?.tree;
+        if let Some(b) = self.trees.get(&tree) {
+            return Ok(*b);
+        }
+        let entry = self
+            .repo
+            .find_tree(tree)
+            .and_then(|t| t.lookup_entry_by_path(&self.path))
+            .with_context(|| {
+                format!("cannot look up {} in commit {commit}", self.path.display())
+            })?;
+        let blob = entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id());
+        self.trees.insert(tree, blob);
+        Ok(blob)
+    }
+
+    /// The lock version in blob `blob`, read and indexed once while it is
+    /// among the recently used ones.
+    fn version(&mut self, blob: ObjectId) -> Result<Rc<Version>> {
+        if let Some(i) = self.versions.iter().position(|(id, _)| *id == blob) {
+            let hit = self.versions.remove(i);
+            let version = hit.1.clone();
+            self.versions.push(hit);
+            return Ok(version);
+        }
+        let size = self
+            .repo
+            .find_header(blob)
+            .with_context(|| format!("cannot read blob {blob} of {}", self.path.display()))?
+            .size();
+        let version = if size > crate::lock::store::MAX_LOCK_SIZE {
+            Version {
+                bytes: Arc::new(Vec::new()),
+                index: None,
+                refused: Some(format!(
+                    "larger than {} bytes: not read",
+                    crate::lock::store::MAX_LOCK_SIZE
+                )),
+                full: OnceCell::new(),
+            }
+        } else {
+            let object = self
+                .repo
+                .find_object(blob)
+                .with_context(|| format!("cannot read blob {blob} of {}", self.path.display()))?;
+            let bytes = crate::lock::store::strip_bom(object.detach().data);
+            self.reads += 1;
+            Version {
+                index: index(&bytes),
+                bytes: Arc::new(bytes),
+                refused: None,
+                full: OnceCell::new(),
+            }
+        };
+        let version = Rc::new(version);
+        self.versions.push((blob, version.clone()));
+        if self.versions.len() > LOCK_CACHE {
+            self.versions.remove(0);
+        }
+        Ok(version)
+    }
+
+    /// The whole lock in blob `blob`, parsed (digests only, every entry
+    /// verified); the error says why it could not be read.
+    pub fn lock(&mut self, blob: ObjectId) -> Result<Parsed> {
+        Ok(self.version(blob)?.full())
+    }
+
+    /// What changed between the lock in blob `before` (a commit's first
+    /// parent's; `None`: no lock) and in `after` (the commit's). Entries
+    /// whose text is the same in both are not read; the others are parsed,
+    /// verified and compared by value.
+    pub fn changes(
+        &mut self,
+        before: Option<ObjectId>,
+        after: Option<ObjectId>,
+    ) -> Result<Compared> {
+        let old = before.map(|b| self.version(b)).transpose()?;
+        let new = after.map(|b| self.version(b)).transpose()?;
+        let none = Vec::new();
+        let old_index = old.as_ref().map_or(Some(&none), |v| v.index.as_ref());
+        let new_index = new.as_ref().map_or(Some(&none), |v| v.index.as_ref());
+        let (old_lock, new_lock) = match (old_index, new_index) {
+            (Some(oi), Some(ni)) => {
+                let mut touched: Vec<(&str, Option<&str>)> = Vec::new();
+                let (mut i, mut j) = (0, 0);
+                while i < oi.len() || j < ni.len() {
+                    let order = match (oi.get(i), ni.get(j)) {
+                        (Some(a), Some(b)) => a.0.cmp(&b.0),
+                        (Some(_), None) => std::cmp::Ordering::Less,
+                        _ => std::cmp::Ordering::Greater,
+                    };
+                    let key = match order {
+                        std::cmp::Ordering::Less => {
+                            i += 1;
+                            Some(&oi[i - 1].0)
+                        }
+                        std::cmp::Ordering::Greater => {
+                            j += 1;
+                            Some(&ni[j - 1].0)
+                        }
+                        std::cmp::Ordering::Equal => {
+                            i += 1;
+                            j += 1;
+                            let same = old.as_ref().zip(new.as_ref()).is_some_and(|(o, n)| {
+                                o.bytes[oi[i - 1].1.clone()] == n.bytes[ni[j - 1].1.clone()]
+                            });
+                            (!same).then_some(&ni[j - 1].0)
+                        }
+                    };
+                    if let Some((s, t)) = key {
+                        touched.push((s.as_str(), t.as_deref()));
+                    }
+                }
+                let new_lock = match &new {
+                    Some(v) => v.subset(&touched),
+                    None => Ok(Lock::default()),
+                };
+                let new_lock = match new_lock {
+                    Ok(l) => l,
+                    Err(message) => {
+                        return Ok(Compared::Unreadable {
+                            at_parent: false,
+                            message,
+                        })
+                    }
+                };
+                let old_lock = match &old {
+                    Some(v) => v.subset(&touched),
+                    None => Ok(Lock::default()),
+                };
+                match old_lock {
+                    Ok(l) => (Rc::new(Ok(l)), Rc::new(Ok(new_lock))),
+                    Err(message) => {
+                        return Ok(Compared::Unreadable {
+                            at_parent: true,
+                            message,
+                        })
+                    }
+                }
+            }
+            _ => {
+                let empty = || Rc::new(Ok(Lock::default()));
+                (
+                    old.as_ref().map_or_else(empty, |v| v.full()),
+                    new.as_ref().map_or_else(empty, |v| v.full()),
+                )
+            }
+        };
+        Ok(match (old_lock.as_ref(), new_lock.as_ref()) {
+            (_, Err(message)) => Compared::Unreadable {
+                at_parent: false,
+                message: message.clone(),
+            },
+            (Err(message), _) => Compared::Unreadable {
+                at_parent: true,
+                message: message.clone(),
+            },
+            (Ok(o), Ok(n)) => Compared::Changes(diff(o, n)),
+        })
+    }
+
+    /// Splits `entries` (indexes into `wanted`, each holding its wanted
+    /// value in the lock of blob `child`) into those whose value is the
+    /// same in the lock of blob `parent` and those whose value differs
+    /// there; the note says what could not be read.
+    fn split_at_parent(
+        &mut self,
+        child: ObjectId,
+        parent: ObjectId,
+        entries: Vec<usize>,
+        wanted: &[Wanted],
+    ) -> Result<(Vec<usize>, Vec<usize>, Option<String>)> {
+        let c = self.version(child)?;
+        let p = self.version(parent)?;
+        let (mut same, mut differ, mut unsure) = (Vec::new(), Vec::new(), Vec::new());
+        if p.index.is_none() {
+            return Ok(match p.full().as_ref() {
+                Ok(lock) => {
+                    let (same, differ) = entries.into_iter().partition(|&i| {
+                        let w = &wanted[i];
+                        lock.entry(&w.server, w.tool.as_deref())
+                            .is_some_and(|e| w.value.same_as(e))
+                    });
+                    (same, differ, None)
+                }
+                Err(e) => (Vec::new(), entries, Some(e.clone())),
+            });
+        }
+        for i in entries {
+            let w = &wanted[i];
+            match (
+                c.span(&w.server, w.tool.as_deref()),
+                p.span(&w.server, w.tool.as_deref()),
+            ) {
+                (_, None) => differ.push(i),
+                (Some(a), Some(b)) if a == b => same.push(i),
+                _ => unsure.push(i),
+            }
+        }
+        let mut note = None;
+        if !unsure.is_empty() {
+            let keys: Vec<(&str, Option<&str>)> = unsure
+                .iter()
+                .map(|&i| (wanted[i].server.as_str(), wanted[i].tool.as_deref()))
+                .collect();
+            let mut keys_sorted = keys.clone();
+            keys_sorted.sort_unstable();
+            let lock = match p.subset(&keys_sorted) {
+                Ok(lock) => Some(lock),
+                Err(e) => {
+                    note = Some(e);
+                    None
+                }
+            };
+            for (n, &i) in unsure.iter().enumerate() {
+                let w = &wanted[i];
+                // One unreadable entry must not cost the others their
+                // history: when the batch fails, read each alone.
+                let alone;
+                let lock = match &lock {
+                    Some(l) => Some(l),
+                    None => {
+                        alone = p.subset(&keys[n..=n]).ok();
+                        alone.as_ref()
+                    }
+                };
+                let is_same = lock
+                    .and_then(|l| l.entry(&w.server, w.tool.as_deref()))
+                    .is_some_and(|e| w.value.same_as(e));
+                if is_same {
+                    same.push(i);
+                } else {
+                    differ.push(i);
+                }
+            }
+        }
+        Ok((same, differ, note))
+    }
+
+    /// How many lock blobs were read so far.
+    pub fn reads(&self) -> usize {
+        self.reads
+    }
+
+    /// Author, sign-offs, signature and subject of `commit`.
+    pub fn commit_info(&self, commit: ObjectId) -> Result<CommitInfo> {
+        let c = self
+            .repo
+            .find_commit(commit)
+            .with_context(|| format!("cannot read commit {commit}"))?;
+        let d = c
+            .decode()
+            .with_context(|| format!("cannot decode commit {commit}"))?;
+        let author = d
+            .author()
+            .map(|a| format!("{} <{}>", a.name.to_str_lossy(), a.email.to_str_lossy()))
+            .unwrap_or_default();
+        let time = d.time().map(|t| t.seconds).unwrap_or_default();
+        let sign_offs = d
+            .signed_off_by_trailers()
+            .map(|t| t.value.to_str_lossy().trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
+        let signed = d.extra_headers().pgp_signature().is_some();
+        let subject = d
+            .message
+            .lines()
+            .map(|l| l.to_str_lossy().trim().to_string())
+            .find(|l| !l.is_empty())
+            .unwrap_or_default();
+        Ok(CommitInfo {
+            id: commit,
+            short: commit.attach(&self.repo).shorten_or_id().to_string(),
+            time,
+            date: rfc3339(time),
+            author,
+            sign_offs,
+            signed,
+            subject,
+        })
+    }
+}
+
+/// Seconds since the epoch as RFC 3339 UTC.
+pub fn rfc3339(seconds: i64) -> String {
+    chrono::DateTime::from_timestamp(seconds, 0)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| format!("@{seconds}"))
+}
+
+/// One step of the lock's log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// `commit` changed the lock's blob: from `before` (its first parent's,
+    /// `None` when absent there or for a root commit) to `after`.
+    Changed {
+        /// The commit.
+        commit: ObjectId,
+        /// Its committer time.
+        time: i64,
+        /// Its first parent, if any.
+        parent: Option<ObjectId>,
+        /// The lock's blob in the first parent.
+        before: Option<ObjectId>,
+        /// The lock's blob in the commit.
+        after: Option<ObjectId>,
+    },
+    /// The parents of this commit are not in the repository (shallow
+    /// clone): history ends here.
+    Boundary(ObjectId),
+}
+
+/// The commits that changed the lock, newest first (committer time), with
+/// git log's default history simplification for the lock's path: a merge
+/// whose lock equals one parent's is not listed and only that parent is
+/// followed; a merge whose lock differs from every parent is listed and
+/// all parents are followed.
+pub struct LogWalk {
+    queue: BinaryHeap<(i64, ObjectId)>,
+    queued: HashSet<ObjectId>,
+}
+
+impl LogWalk {
+    /// Starts at `tip`.
+    pub fn new(history: &mut History, tip: ObjectId) -> Result<LogWalk> {
+        let mut walk = LogWalk {
+            queue: BinaryHeap::new(),
+            queued: HashSet::new(),
+        };
+        walk.push(history, tip)?;
+        Ok(walk)
+    }
+
+    fn push(&mut self, history: &mut History, commit: ObjectId) -> Result<()> {
+        if self.queued.insert(commit) {
+            let time = history.node(commit)?.time;
+            self.queue.push((time, commit));
+        }
+        Ok(())
+    }
+
+    /// The next commit that changed the lock, or the shallow boundary.
+    pub fn next(&mut self, history: &mut History) -> Result<Option<Step>> {
+        while let Some((time, commit)) = self.queue.pop() {
+            if history.is_boundary(commit) {
+                return Ok(Some(Step::Boundary(commit)));
+            }
+            let node = history.node(commit)?;
+            let blob = history.lock_blob(commit)?;
+            let mut parent_blobs = Vec::with_capacity(node.parents.len());
+            for p in &node.parents {
+                parent_blobs.push(history.lock_blob(*p)?);
+            }
+            if let Some(i) = parent_blobs.iter().position(|b| *b == blob) {
+                self.push(history, node.parents[i])?;
+                continue;
+            }
+            for p in &node.parents {
+                self.push(history, *p)?;
+            }
+            if node.parents.is_empty() && blob.is_none() {
+                continue;
+            }
+            return Ok(Some(Step::Changed {
+                commit,
+                time,
+                parent: node.parents.first().copied(),
+                before: parent_blobs.first().copied().flatten(),
+                after: blob,
+            }));
+        }
+        Ok(None)
+    }
+}
+
+/// An entry's value as blame follows it: what a reviewer approved.
+/// `first_seen` is not part of it, nor is the text's layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryValue {
+    /// Provisional or pinned.
+    pub state: State,
+    /// The descriptor's digest.
+    pub digest: Digest,
+    /// Who approved it, when, and why.
+    pub approval: Option<Approval>,
+}
+
+impl EntryValue {
+    /// The value of `entry`.
+    pub fn of(entry: &Entry) -> EntryValue {
+        EntryValue {
+            state: entry.state,
+            digest: entry.descriptor.digest,
+            approval: entry.approval.clone(),
+        }
+    }
+
+    fn same_as(&self, entry: &Entry) -> bool {
+        self.state == entry.state
+            && self.digest == entry.descriptor.digest
+            && self.approval == entry.approval
+    }
+}
+
+/// The entry a blame asks about.
+#[derive(Clone, Debug)]
+pub struct Wanted {
+    /// Server name.
+    pub server: String,
+    /// Tool name; `None` for the server entry.
+    pub tool: Option<String>,
+    /// Its value at the revision blamed.
+    pub value: EntryValue,
+}
+
+/// Where an entry's value came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blamed {
+    /// The commit that introduced the value.
+    pub commit: ObjectId,
+    /// True when the commit is a shallow boundary: the value may be older.
+    pub boundary: bool,
+}
+
+/// Blame's answer: one [`Blamed`] per wanted entry, in order, and notes
+/// for the reader (unreadable locks met on the way).
+#[derive(Clone, Debug)]
+pub struct BlameOutcome {
+    /// Per wanted entry.
+    pub blamed: Vec<Blamed>,
+    /// What the reader should know.
+    pub notes: Vec<String>,
+}
+
+/// For each wanted entry of the lock at `tip`, the commit that gave it its
+/// value: walking back from `tip`, an entry passes to a parent whose lock
+/// has the same value for it (the first such parent, in parent order; all
+/// entries pass to a parent whose lock blob is identical, as git blame's
+/// TREESAME rule), and stays with the commit when no parent has it.
+pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<BlameOutcome> {
+    let mut blamed: Vec<Option<Blamed>> = vec![None; wanted.len()];
+    let mut notes = Vec::new();
+    let mut pending: HashMap<ObjectId, Vec<usize>> = HashMap::new();
+    let mut queue = BinaryHeap::new();
+    if !wanted.is_empty() {
+        pending.insert(tip, (0..wanted.len()).collect());
+        queue.push((history.node(tip)?.time, tip));
+    }
+    let give = |history: &mut History,
+                pending: &mut HashMap<ObjectId, Vec<usize>>,
+                queue: &mut BinaryHeap<(i64, ObjectId)>,
+                commit: ObjectId,
+                entries: Vec<usize>|
+     -> Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        match pending.get_mut(&commit) {
+            Some(list) => list.extend(entries),
+            None => {
+                pending.insert(commit, entries);
+                queue.push((history.node(commit)?.time, commit));
+            }
+        }
+        Ok(())
+    };
+    while let Some((_, commit)) = queue.pop() {
+        let Some(mut entries) = pending.remove(&commit) else {
+            continue;
+        };
+        entries.sort_unstable();
+        entries.dedup();
+        if history.is_boundary(commit) {
+            for i in entries {
+                blamed[i] = Some(Blamed {
+                    commit,
+                    boundary: true,
+                });
+            }
+            continue;
+        }
+        let node = history.node(commit)?;
+        let blob = history.lock_blob(commit)?;
+        let mut parent_blobs = Vec::with_capacity(node.parents.len());
+        for p in &node.parents {
+            parent_blobs.push(history.lock_blob(*p)?);
+        }
+        if let Some(i) = parent_blobs.iter().position(|b| *b == blob) {
+            give(history, &mut pending, &mut queue, node.parents[i], entries)?;
+            continue;
+        }
+        let mut left = entries;
+        for (parent, parent_blob) in node.parents.iter().zip(parent_blobs) {
+            if left.is_empty() {
+                break;
+            }
+            let (Some(parent_blob), Some(blob)) = (parent_blob, blob) else {
+                continue;
+            };
+            let (same, differ, unreadable) =
+                history.split_at_parent(blob, parent_blob, left, wanted)?;
+            if let Some(e) = unreadable {
+                let note = format!(
+                    "{} at {} cannot be read ({}): entries it may share with its child are blamed on the child",
+                    history.path().display(),
+                    parent,
+                    e
+                );
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+            give(history, &mut pending, &mut queue, *parent, same)?;
+            left = differ;
+        }
+        for i in left {
+            blamed[i] = Some(Blamed {
+                commit,
+                boundary: false,
+            });
+        }
+    }
+    let blamed = blamed
+        .into_iter()
+        .map(|b| b.ok_or_else(|| anyhow!("blame lost an entry (a bug in git-kams)")))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(BlameOutcome { blamed, notes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::Descriptor;
+    use crate::lock::LockServer;
+
+    fn git(dir: &Path, date: &str, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", "/nonexistent")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "A")
+            .env("GIT_AUTHOR_EMAIL", "a@example.com")
+            .env("GIT_COMMITTER_NAME", "A")
+            .env("GIT_COMMITTER_EMAIL", "a@example.com")
+            .env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date)
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Commits `files` at the given second (distinct dates keep the order).
+    fn commit(dir: &Path, second: u32, files: &[(&str, &str)]) {
+        let date = format!("2026-01-01T00:00:{second:02}Z");
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        git(dir, &date, &["add", "-A"]);
+        git(dir, &date, &["commit", "-q", "-m", "c"]);
+    }
+
+    fn entry(descriptor: &str) -> Entry {
+        let (v, _) = crate::json::parse(descriptor.as_bytes()).unwrap();
+        Entry {
+            state: State::Pinned,
+            descriptor: Descriptor::new(v.as_object().unwrap().clone()).0,
+            first_seen: "2026-01-01T00:00:00Z".into(),
+            approval: Some(Approval {
+                approver: "A <a@example.com>".into(),
+                at: "2026-01-01T00:00:00Z".into(),
+                note: "ok".into(),
+            }),
+            lazy: Default::default(),
+        }
+    }
+
+    /// A lock with one pinned tool `s/t`.
+    fn lock_text() -> String {
+        let mut server = LockServer::default();
+        server
+            .tools
+            .insert("t".into(), entry(r#"{"name":"t","description":"d"}"#));
+        let mut lock = Lock::default();
+        lock.servers.insert("s".into(), server);
+        String::from_utf8(lock.to_text()).unwrap()
+    }
+
+    #[test]
+    fn each_lock_blob_is_parsed_once_and_unchanged_commits_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        git(p, "2026-01-01T00:00:00Z", &["init", "-q"]);
+        // Three layouts of one lock: three blobs, one value.
+        let v1 = lock_text();
+        let v2 = v1.replace('\n', "\n ");
+        let v3 = v1.replace('\n', "\n  ");
+        commit(p, 1, &[("kams.lock", &v1)]);
+        for i in 2..12 {
+            commit(p, i, &[("other", &i.to_string())]);
+        }
+        commit(p, 12, &[("kams.lock", &v2)]);
+        commit(p, 13, &[("other", "x")]);
+        commit(p, 14, &[("kams.lock", &v3)]);
+        commit(p, 15, &[("kams.lock", &v1)]);
+        commit(p, 16, &[("other", "y")]);
+        let repo = gix::open(p).unwrap();
+        let tip = repo.head_id().unwrap().detach();
+        let first = repo.rev_parse_single("HEAD~15").unwrap().detach();
+
+        let mut history = History::new(&repo, Path::new("kams.lock")).unwrap();
+        let mut walk = LogWalk::new(&mut history, tip).unwrap();
+        let mut changed = Vec::new();
+        while let Some(step) = walk.next(&mut history).unwrap() {
+            let Step::Changed {
+                commit,
+                before,
+                after,
+                ..
+            } = step
+            else {
+                panic!("not shallow")
+            };
+            match history.changes(before, after).unwrap() {
+                Compared::Changes(c) if before.is_none() => assert_eq!(c.len(), 1),
+                Compared::Changes(c) => assert!(c.is_empty(), "{c:?}"),
+                other => panic!("{other:?}"),
+            }
+            changed.push(commit);
+        }
+        assert_eq!(changed.len(), 4);
+        assert_eq!(changed[3], first);
+        assert_eq!(history.reads(), 3);
+
+        let mut history = History::new(&repo, Path::new("kams.lock")).unwrap();
+        let blob = history.lock_blob(tip).unwrap().unwrap();
+        let parsed = history.lock(blob).unwrap();
+        let lock = parsed.as_ref().as_ref().unwrap();
+        let wanted = vec![Wanted {
+            server: "s".into(),
+            tool: Some("t".into()),
+            value: EntryValue::of(lock.entry("s", Some("t")).unwrap()),
+        }];
+        let outcome = blame(&mut history, tip, &wanted).unwrap();
+        assert_eq!(
+            outcome.blamed,
+            vec![Blamed {
+                commit: first,
+                boundary: false
+            }]
+        );
+        assert_eq!(history.reads(), 3);
+    }
+
+    fn values(lock: &Lock) -> Vec<(String, Option<String>, EntryValue)> {
+        let mut out = Vec::new();
+        for (server, s) in &lock.servers {
+            if let Some(e) = &s.server {
+                out.push((server.clone(), None, EntryValue::of(e)));
+            }
+            for (tool, e) in &s.tools {
+                out.push((server.clone(), Some(tool.clone()), EntryValue::of(e)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_subset_read_through_the_index_equals_the_whole_parse() {
+        // A server entry, two tools, and a layout of one's own.
+        let mut server = LockServer {
+            server: Some(entry(r#"{"instructions":"be \u200b nice"}"#)),
+            ..LockServer::default()
+        };
+        for t in ["t", "\u{e9}t\u{e9}"] {
+            let d = format!(r#"{{"name":"{t}","description":"d"}}"#);
+            server.tools.insert(t.into(), entry(&d));
+        }
+        let mut lock = Lock::default();
+        lock.servers.insert("s\"1".into(), server);
+        let text = String::from_utf8(lock.to_text())
+            .unwrap()
+            .replace('\n', "\n\t");
+        let bytes = text.into_bytes();
+        let whole = Lock::parse_digests_only(Arc::new(bytes.clone()))
+            .map_err(lock_error)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let version = Version {
+            index: index(&bytes),
+            bytes: Arc::new(bytes),
+            refused: None,
+            full: OnceCell::new(),
+        };
+        let keys: Vec<(&str, Option<&str>)> = version
+            .index
+            .as_ref()
+            .expect("indexed")
+            .iter()
+            .map(|((s, t), _)| (s.as_str(), t.as_deref()))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("s\"1", None),
+                ("s\"1", Some("t")),
+                ("s\"1", Some("\u{e9}t\u{e9}"))
+            ]
+        );
+        let subset = version.subset(&keys).unwrap();
+        assert_eq!(values(&subset), values(&whole));
+        assert_eq!(values(&subset).len(), 3);
+        assert_eq!(
+            values(&version.subset(&keys[1..]).unwrap()),
+            values(&whole)[1..]
+        );
+    }
+
+    #[test]
+    fn text_the_index_cannot_vouch_for_is_left_to_the_whole_parse() {
+        let text = lock_text();
+        assert!(index(text.as_bytes()).is_some());
+        for bad in [
+            text.replacen("\"version\": 1", "\"version\": 2", 1),
+            text.replacen("\"servers\": {", "\"servers\": {\"s\": {\"tools\": {}},", 1),
+            text.replacen("\"version\": 1,", "\"version\": 1, \"extra\": 0,", 1),
+            text.replacen("\"tools\": {", "\"tool\": {", 1),
+            format!("{text}{{}}"),
+            text[..text.len() - 3].to_string(),
+        ] {
+            assert!(index(bad.as_bytes()).is_none(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,772 @@
+//! Git hooks: the shims `git kams init` installs, and the git half of the
+//! checks they run. A push brings a set of commits (`new ^old`, or for a
+//! new ref, `new` minus what the other side already has); each commit that
+//! changes kams.lock is judged by what it did to the lock's entries and by
+//! its `Signed-off-by` trailers. Which rule fails a push is decided in
+//! `commands::hook`; this module only reads git.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context, Result};
+use gix::ObjectId;
+
+use crate::lock::diff::{diff, EntryChange};
+use crate::lock::{self, Lock};
+
+/// First line of the block git-kams owns in a hook file.
+pub const BEGIN: &str = "# >>> git-kams >>>";
+/// Last line of that block.
+pub const END: &str = "# <<< git-kams <<<";
+
+/// The hooks git-kams installs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hook {
+    /// Client side, before `git push` sends anything.
+    PrePush,
+    /// Server side, in the bare repository, before any ref is updated.
+    PreReceive,
+}
+
+impl Hook {
+    /// The hook's file name (and `git kams hook` argument).
+    pub fn name(self) -> &'static str {
+        match self {
+            Hook::PrePush => "pre-push",
+            Hook::PreReceive => "pre-receive",
+        }
+    }
+}
+
+/// The folder git runs hooks from: `core.hooksPath` (`hooks_path`; a
+/// relative one is relative to `top`, the top of the work tree, or to the git dir
+/// in a bare repository, as git reads it), else `hooks/` in the common git
+/// dir, which linked worktrees share with the main one.
+pub fn hooks_dir(repo: &gix::Repository, top: Option<&Path>, hooks_path: Option<&str>) -> PathBuf {
+    match hooks_path.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(p) => {
+            let p = match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+                (Some(rest), Some(home)) => Path::new(&home).join(rest),
+                _ => PathBuf::from(p),
+            };
+            if p.is_absolute() {
+                p
+            } else {
+                top.unwrap_or_else(|| repo.git_dir()).join(p)
+            }
+        }
+        None => repo.common_dir().join("hooks"),
+    }
+}
+
+/// The block git-kams owns in `hook`'s file. It reads git's input once,
+/// hands it to `git kams hook`, stops the hook with that status on failure,
+/// and otherwise replays the input for the user's own lines below it.
+pub fn block(hook: Hook) -> String {
+    format!(
+        "{BEGIN}
+# Installed by `git kams init`, which rewrites only this block; the rest of
+# the file is yours. Refuses refs that carry unapproved MCP tool drift or an
+# approval without a valid sign-off, then hands git's input on.
+kams_input=$(cat)
+printf '%s\\n' \"$kams_input\" | git kams hook {} \"$@\" || exit $?
+exec <<kams_input_end
+$kams_input
+kams_input_end
+{END}
+",
+        hook.name()
+    )
+}
+
+/// Shells whose syntax the block is written in.
+const SHELLS: [&str; 8] = ["sh", "bash", "dash", "ash", "ksh", "mksh", "zsh", "yash"];
+
+/// The interpreter a `#!` line names (`env`'s argument when it is `env`).
+fn interpreter(shebang: &str) -> Option<&str> {
+    let mut words = shebang.strip_prefix("#!")?.split_whitespace();
+    let first = words.next()?;
+    let base = first.rsplit('/').next().unwrap_or(first);
+    if base == "env" {
+        let arg = words.find(|w| !w.starts_with('-'))?;
+        return Some(arg.rsplit('/').next().unwrap_or(arg));
+    }
+    Some(base)
+}
+
+/// `existing` hook text (`None`: no file yet) with git-kams' block for
+/// `hook` in it: the block replaced where it is, else inserted right after
+/// the `#!` line so that it runs before the user's lines (which may end in
+/// `exit`). Lines outside the block are kept as they are; a file without a
+/// `#!` line gets `#!/bin/sh`.
+pub fn with_shim(existing: Option<&str>, hook: Hook) -> Result<String> {
+    let block = block(hook);
+    let text = existing.unwrap_or("");
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let is = |l: &str, marker: &str| l.trim_end() == marker;
+    let begins: Vec<usize> = (0..lines.len()).filter(|&i| is(lines[i], BEGIN)).collect();
+    let ends: Vec<usize> = (0..lines.len()).filter(|&i| is(lines[i], END)).collect();
+    if begins.len() != ends.len() || begins.iter().zip(&ends).any(|(b, e)| b > e) {
+        bail!(
+            "the git-kams block is damaged ({BEGIN} and {END} lines do not pair up); remove what is left of it and run `git kams init` again"
+        );
+    }
+    if let Some(first) = lines.first().filter(|l| l.starts_with("#!")) {
+        match interpreter(first.trim_end()) {
+            Some(i) if SHELLS.contains(&i) => {}
+            other => bail!(
+                "it is a {} script, and git-kams only adds lines to shell hooks; call `git kams hook {} \"$@\"` from it yourself, with the hook's standard input",
+                other.unwrap_or("non-shell"),
+                hook.name()
+            ),
+        }
+    }
+    let mut out = String::with_capacity(text.len() + block.len() + 16);
+    if begins.is_empty() {
+        let body_start = match lines.first() {
+            Some(l) if l.starts_with("#!") => {
+                out.push_str(l);
+                if !l.ends_with('\n') {
+                    out.push('\n');
+                }
+                1
+            }
+            _ => {
+                out.push_str("#!/bin/sh\n");
+                0
+            }
+        };
+        out.push_str(&block);
+        for l in &lines[body_start..] {
+            out.push_str(l);
+        }
+    } else {
+        // One block, where the first one was; any copies are dropped.
+        let mut i = 0;
+        if !lines.first().is_some_and(|l| l.starts_with("#!")) {
+            out.push_str("#!/bin/sh\n");
+        }
+        for (n, (&b, &e)) in begins.iter().zip(&ends).enumerate() {
+            for l in &lines[i..b] {
+                out.push_str(l);
+            }
+            if n == 0 {
+                out.push_str(&block);
+            }
+            i = e + 1;
+        }
+        for l in &lines[i..] {
+            out.push_str(l);
+        }
+    }
+    Ok(out)
+}
+
+/// What [`install`] did to a hook file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Installed {
+    /// There was no such hook.
+    Created,
+    /// The hook existed; the block was added or brought up to date.
+    Updated,
+    /// The hook already had this block.
+    Unchanged,
+}
+
+impl Installed {
+    /// The word used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Installed::Created => "created",
+            Installed::Updated => "updated",
+            Installed::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// Installs git-kams' block for `hook` in `dir` (created if needed) and
+/// makes the file executable.
+pub fn install(dir: &Path, hook: Hook) -> Result<(PathBuf, Installed)> {
+    let path = dir.join(hook.name());
+    let shown = crate::text::shown_path(&path);
+    let existing =
+        match std::fs::read(&path) {
+            Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| {
+                anyhow!("{shown} is not UTF-8 text; git-kams edits only text hooks")
+            })?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(anyhow!("cannot read {shown}: {e}")),
+        };
+    let text = with_shim(existing.as_deref(), hook)
+        .with_context(|| format!("cannot install git-kams in {shown}"))?;
+    let what = match &existing {
+        None => Installed::Created,
+        Some(old) if *old == text => Installed::Unchanged,
+        Some(_) => Installed::Updated,
+    };
+    if what != Installed::Unchanged {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create {}", crate::text::shown_path(dir)))?;
+        // Written beside and renamed, so that a push running now sees the
+        // old hook or the new one, never half of one.
+        let tmp = dir.join(format!(".{}.kams-tmp", hook.name()));
+        std::fs::write(&tmp, &text)
+            .with_context(|| format!("cannot write {}", crate::text::shown_path(&tmp)))?;
+        if let Ok(meta) = std::fs::metadata(&path) {
+            let _ = std::fs::set_permissions(&tmp, meta.permissions());
+        }
+        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {shown}"))?;
+    }
+    make_executable(&path).with_context(|| format!("cannot make {shown} executable"))?;
+    Ok((path, what))
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut perms = std::fs::metadata(path)?.permissions();
+    let mode = perms.mode();
+    // Execute wherever read is allowed, as `chmod +x` under a usual umask.
+    let wanted = mode | 0o100 | ((mode & 0o044) >> 2);
+    if wanted != mode {
+        perms.set_mode(wanted);
+        std::fs::set_permissions(path, perms)?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn make_executable(_: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// One ref a push updates: `old` is what the receiving side has (null when
+/// the ref is new there), `new` what it is to become (null: a deletion).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefUpdate {
+    /// The ref on the receiving side (`refs/heads/main`, `refs/tags/v1`).
+    pub name: String,
+    /// The receiving side's current value; null when the ref is new there.
+    pub old: ObjectId,
+    /// The value pushed; null for a deletion.
+    pub new: ObjectId,
+}
+
+fn object_id(word: &str, line: usize) -> Result<ObjectId> {
+    ObjectId::from_hex(word.as_bytes()).map_err(|_| {
+        anyhow!(
+            "hook input line {line}: `{}` is not an object id",
+            crate::text::escape_display(word)
+        )
+    })
+}
+
+/// Parses git's pre-push input: `<local ref> <local sha> <remote ref> <remote sha>` per line.
+pub fn parse_pre_push(input: &str) -> Result<Vec<RefUpdate>> {
+    let mut out = Vec::new();
+    for (i, line) in input
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let [_local_ref, local, remote_ref, remote] = words[..] else {
+            bail!(
+                "hook input line {}: expected `<local ref> <local sha> <remote ref> <remote sha>` (as git gives a pre-push hook), got `{}`",
+                i + 1,
+                crate::text::escape_display(line)
+            );
+        };
+        out.push(RefUpdate {
+            name: remote_ref.to_string(),
+            old: object_id(remote, i + 1)?,
+            new: object_id(local, i + 1)?,
+        });
+    }
+    Ok(out)
+}
+
+/// Parses git's pre-receive input: `<old> <new> <ref>` per line.
+pub fn parse_pre_receive(input: &str) -> Result<Vec<RefUpdate>> {
+    let mut out = Vec::new();
+    for (i, line) in input
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let [old, new, name] = words[..] else {
+            bail!(
+                "hook input line {}: expected `<old sha> <new sha> <ref>` (as git gives a pre-receive hook), got `{}`",
+                i + 1,
+                crate::text::escape_display(line)
+            );
+        };
+        out.push(RefUpdate {
+            name: name.to_string(),
+            old: object_id(old, i + 1)?,
+            new: object_id(new, i + 1)?,
+        });
+    }
+    Ok(out)
+}
+
+/// The repository as a hook must see it. In a pre-receive hook, git keeps
+/// the pushed objects in a quarantine folder (`GIT_QUARANTINE_PATH`,
+/// announced to git through `GIT_OBJECT_DIRECTORY`, which gix does not
+/// read) until the hook accepts them; they are loaded into memory here so
+/// that the pushed commits can be read. The pack there is complete (git
+/// fixes thin packs before the hook runs), and as large as the push.
+pub fn for_hook(repo: &gix::Repository) -> Result<gix::Repository> {
+    let Some(quarantine) = std::env::var_os("GIT_QUARANTINE_PATH").filter(|q| !q.is_empty()) else {
+        return Ok(repo.clone());
+    };
+    use gix::objs::{Find, Write};
+    let repo = repo.clone().with_object_memory();
+    let store =
+        gix::odb::at(PathBuf::from(&quarantine), repo.object_hash()).with_context(|| {
+            format!(
+                "cannot open the pushed objects in {}",
+                Path::new(&quarantine).display()
+            )
+        })?;
+    let mut buf = Vec::new();
+    for id in store.iter().context("cannot list the pushed objects")? {
+        let id = id.context("cannot list the pushed objects")?;
+        let data = store
+            .try_find(&id, &mut buf)
+            .with_context(|| format!("cannot read pushed object {id}"))?
+            .ok_or_else(|| anyhow!("pushed object {id} is listed but cannot be read"))?;
+        repo.objects
+            .write_buf_with_known_id(data.kind, data.data, id)
+            .with_context(|| format!("cannot hold pushed object {id}"))?;
+    }
+    Ok(repo)
+}
+
+/// The commit `id` names, following tags; `None` when it is a tag of a
+/// tree or a blob. An object this repository does not have is an error:
+/// what cannot be read cannot be judged.
+pub fn peel_to_commit(repo: &gix::Repository, id: ObjectId) -> Result<Option<ObjectId>> {
+    let object = repo
+        .try_find_object(id)
+        .with_context(|| format!("cannot read object {id}"))?
+        .ok_or_else(|| anyhow!("object {id} is not in this repository, so it cannot be checked"))?;
+    let end = object
+        .peel_tags_to_end()
+        .with_context(|| format!("cannot follow tag {id}"))?;
+    Ok((end.kind == gix::object::Kind::Commit).then_some(end.id))
+}
+
+/// The commits that refs under `prefix` (`refs/remotes/origin/`; empty for
+/// every ref) point to, tags followed.
+pub fn ref_tips(repo: &gix::Repository, prefix: &str) -> Result<Vec<ObjectId>> {
+    let platform = repo.references().context("cannot read the refs")?;
+    let iter = if prefix.is_empty() {
+        platform.all()
+    } else {
+        platform.prefixed(prefix)
+    }
+    .context("cannot read the refs")?;
+    let mut out = Vec::new();
+    for r in iter {
+        // A broken ref hides nothing: more commits are checked, not fewer.
+        let Ok(mut r) = r else { continue };
+        let Ok(id) = r.peel_to_id() else { continue };
+        if !repo.has_object(id) {
+            continue;
+        }
+        if let Some(c) = peel_to_commit(repo, id.detach())? {
+            out.push(c);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// The commits reachable from `tip` and from none of `hidden` (`tip
+/// ^hidden...`), newest first. Hidden ids this repository does not have
+/// are ignored. In a shallow clone the walk stops at the boundary.
+pub fn commits_between(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    hidden: &[ObjectId],
+) -> Result<Vec<ObjectId>> {
+    let hidden: Vec<ObjectId> = hidden
+        .iter()
+        .copied()
+        .filter(|h| repo.has_object(h))
+        .collect();
+    let walk = repo
+        .rev_walk([tip])
+        .with_hidden(hidden)
+        .all()
+        .with_context(|| format!("cannot walk the history of {tip}"))?;
+    let mut out = Vec::new();
+    for info in walk {
+        out.push(
+            info.with_context(|| format!("cannot walk the history of {tip}"))?
+                .id,
+        );
+    }
+    Ok(out)
+}
+
+/// What a commit says about itself, for the sign-off rules.
+#[derive(Clone, Debug)]
+pub struct CommitFacts {
+    /// The commit.
+    pub id: ObjectId,
+    /// Its parents, in order.
+    pub parents: Vec<ObjectId>,
+    /// The values of its `Signed-off-by` trailers (`Name <email>`).
+    pub sign_offs: Vec<String>,
+    /// True when it carries a signature header (gpg, ssh or x509); the
+    /// signature is not verified here.
+    pub signed: bool,
+    /// True when a parent is missing: the shallow boundary.
+    pub shallow: bool,
+}
+
+/// Reads the commit `id`.
+pub fn commit_facts(repo: &gix::Repository, id: ObjectId) -> Result<CommitFacts> {
+    let commit = repo
+        .find_commit(id)
+        .with_context(|| format!("cannot read commit {id}"))?;
+    let decoded = commit
+        .decode()
+        .with_context(|| format!("cannot decode commit {id}"))?;
+    let parents: Vec<ObjectId> = decoded.parents().collect();
+    let sign_offs = decoded
+        .signed_off_by_trailers()
+        .map(|t| t.value.to_string())
+        .collect();
+    let signed = decoded
+        .extra_headers()
+        .find(gix::objs::commit::signature_field_name(repo.object_hash()))
+        .is_some();
+    let shallow = parents.iter().any(|p| !repo.has_object(p));
+    Ok(CommitFacts {
+        id,
+        parents,
+        sign_offs,
+        signed,
+        shallow,
+    })
+}
+
+/// The lock's history as commits see it: blob ids and parsed locks, each
+/// read once however many commits and refs share them.
+pub struct LockHistory<'r> {
+    repo: &'r gix::Repository,
+    rel: PathBuf,
+    blobs: HashMap<ObjectId, Option<ObjectId>>,
+    locks: HashMap<ObjectId, Arc<Lock>>,
+    empty: Arc<Lock>,
+}
+
+impl<'r> LockHistory<'r> {
+    /// The lock at `rel` (from the top of the tree) in `repo`'s commits.
+    pub fn new(repo: &'r gix::Repository, rel: &Path) -> LockHistory<'r> {
+        LockHistory {
+            repo,
+            rel: rel.to_path_buf(),
+            blobs: HashMap::new(),
+            locks: HashMap::new(),
+            empty: Arc::new(Lock::default()),
+        }
+    }
+
+    /// The lock's path from the top of the tree.
+    pub fn rel(&self) -> &Path {
+        &self.rel
+    }
+
+    /// The lock's blob id at `commit`, `None` when the commit has no lock.
+    pub fn blob(&mut self, commit: ObjectId) -> Result<Option<ObjectId>> {
+        if let Some(b) = self.blobs.get(&commit) {
+            return Ok(*b);
+        }
+        let b = blob_id_at(self.repo, commit, &self.rel)?;
+        self.blobs.insert(commit, b);
+        Ok(b)
+    }
+
+    /// The lock at `commit` (digests only); `None` when there is none.
+    pub fn lock_at(&mut self, commit: ObjectId) -> Result<Option<Arc<Lock>>> {
+        match self.blob(commit)? {
+            Some(blob) => self.parse(commit, blob).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn lock_or_empty(&mut self, commit: ObjectId) -> Result<Arc<Lock>> {
+        Ok(self.lock_at(commit)?.unwrap_or_else(|| self.empty.clone()))
+    }
+
+    fn parse(&mut self, commit: ObjectId, blob: ObjectId) -> Result<Arc<Lock>> {
+        if let Some(l) = self.locks.get(&blob) {
+            return Ok(l.clone());
+        }
+        let bytes = self
+            .repo
+            .find_object(blob)
+            .with_context(|| format!("cannot read {} at commit {commit}", self.rel.display()))?
+            .detach()
+            .data;
+        let shown = format!("{}:{}", commit.to_hex_with_len(12), self.rel.display());
+        let parsed = Lock::parse_digests_only(Arc::new(lock::store::strip_bom(bytes)))
+            .map_err(|e| lock::store::lock_error(Path::new(&shown), e))?;
+        let parsed = Arc::new(parsed);
+        self.locks.insert(blob, parsed.clone());
+        Ok(parsed)
+    }
+
+    /// The entry changes `commit` made to the lock that are its own: against
+    /// its first parent (against an empty lock for a root commit), leaving
+    /// out, for a merge, every entry whose new value one of the other
+    /// parents already had (those changes were made, and are judged, on
+    /// that side). A commit whose lock equals one of its parents' made none.
+    pub fn own_changes(&mut self, commit: &CommitFacts) -> Result<Vec<EntryChange>> {
+        let blob = self.blob(commit.id)?;
+        let mut parent_blobs = Vec::with_capacity(commit.parents.len());
+        for p in &commit.parents {
+            parent_blobs.push(self.blob(*p)?);
+        }
+        if commit.parents.is_empty() && blob.is_none() || parent_blobs.contains(&blob) {
+            return Ok(Vec::new());
+        }
+        let new = self.lock_or_empty(commit.id)?;
+        let first = match commit.parents.first() {
+            Some(p) => self.lock_or_empty(*p)?,
+            None => self.empty.clone(),
+        };
+        let mut changes = diff(&first, &new);
+        for p in commit.parents.iter().skip(1) {
+            let other = self.lock_or_empty(*p)?;
+            changes.retain(|c| {
+                other.entry(&c.server, c.tool.as_deref()) != new.entry(&c.server, c.tool.as_deref())
+            });
+        }
+        Ok(changes)
+    }
+}
+
+/// The id of the blob at `rel` in `commit`'s tree, without reading it.
+pub fn blob_id_at(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    rel: &Path,
+) -> Result<Option<ObjectId>> {
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .with_context(|| format!("cannot read the tree of commit {commit}"))?;
+    let entry = tree
+        .lookup_entry_by_path(rel)
+        .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?;
+    Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
+}
+
+/// Files read from a tree: each path (from the top) and its bytes.
+pub type Files = Vec<(PathBuf, Vec<u8>)>;
+
+/// The inventory files at `rel` in `commit`'s tree: the blob itself, or the
+/// `*.json` and `*.jsonl` blobs directly inside a folder, sorted; `None`
+/// when there is no such path or the folder has no such file.
+pub fn inventory_files_at(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    rel: &Path,
+) -> Result<Option<Files>> {
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .with_context(|| format!("cannot read the tree of commit {commit}"))?;
+    let Some(entry) = tree
+        .lookup_entry_by_path(rel)
+        .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?
+    else {
+        return Ok(None);
+    };
+    let read = |id: ObjectId| -> Result<Vec<u8>> {
+        Ok(repo
+            .find_object(id)
+            .with_context(|| format!("cannot read {} at commit {commit}", rel.display()))?
+            .detach()
+            .data)
+    };
+    if entry.mode().is_blob() {
+        return Ok(Some(vec![(rel.to_path_buf(), read(entry.object_id())?)]));
+    }
+    if !entry.mode().is_tree() {
+        return Ok(None);
+    }
+    let folder = repo.find_tree(entry.object_id()).with_context(|| {
+        format!(
+            "cannot read the folder {} at commit {commit}",
+            rel.display()
+        )
+    })?;
+    let mut out = Vec::new();
+    for e in folder.iter() {
+        let e = e.with_context(|| {
+            format!(
+                "cannot read the folder {} at commit {commit}",
+                rel.display()
+            )
+        })?;
+        let name = e.filename().to_string();
+        if name.starts_with('.')
+            || !(name.ends_with(".json") || name.ends_with(".jsonl"))
+            || !e.mode().is_blob()
+        {
+            continue;
+        }
+        out.push((rel.join(&name), read(e.object_id())?));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok((!out.is_empty()).then_some(out))
+}
+
+/// The email of an identity (`Name <email>`, or a bare address), lowercased.
+pub fn email_of(identity: &str) -> Option<String> {
+    let s = identity.trim();
+    let email = match (s.rfind('<'), s.rfind('>')) {
+        (Some(a), Some(b)) if a < b => &s[a + 1..b],
+        _ if s.contains('@') && !s.contains(char::is_whitespace) => s,
+        _ => return None,
+    };
+    let email = email.trim();
+    (!email.is_empty()).then(|| email.to_lowercase())
+}
+
+/// The approvers' emails from git config `kams.approvers`: `Name <email>`
+/// or bare addresses, separated by commas or newlines. Items that carry no
+/// email are returned in the second list, for a warning.
+pub fn parse_approvers(value: &str) -> (Vec<String>, Vec<String>) {
+    let (mut emails, mut unusable) = (Vec::new(), Vec::new());
+    let mut item = String::new();
+    let mut in_angle = false;
+    let mut flush = |item: &mut String| {
+        let t = item.trim();
+        if !t.is_empty() {
+            match email_of(t) {
+                Some(e) => emails.push(e),
+                None => unusable.push(t.to_string()),
+            }
+        }
+        item.clear();
+    };
+    for c in value.chars() {
+        match c {
+            '<' => in_angle = true,
+            '>' => in_angle = false,
+            _ => {}
+        }
+        if (c == ',' || c == '\n') && !in_angle {
+            flush(&mut item);
+        } else {
+            item.push(c);
+        }
+    }
+    flush(&mut item);
+    emails.sort();
+    emails.dedup();
+    (emails, unusable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_is_added_once_after_the_shebang_and_the_users_lines_stay() {
+        let user = "#!/bin/bash\nset -e\necho mine\nexit 0\n";
+        let once = with_shim(Some(user), Hook::PrePush).unwrap();
+        assert!(
+            once.starts_with(&format!("#!/bin/bash\n{BEGIN}\n")),
+            "{once}"
+        );
+        assert!(
+            once.ends_with(&format!("{END}\nset -e\necho mine\nexit 0\n")),
+            "{once}"
+        );
+        assert_eq!(with_shim(Some(&once), Hook::PrePush).unwrap(), once);
+        assert_eq!(once.matches(BEGIN).count(), 1);
+
+        let new = with_shim(None, Hook::PreReceive).unwrap();
+        assert!(new.starts_with(&format!("#!/bin/sh\n{BEGIN}\n")));
+        assert!(new.contains("git kams hook pre-receive \"$@\" || exit $?"));
+        // No shebang: one is added, the user's lines follow the block.
+        let bare = with_shim(Some("echo hi"), Hook::PrePush).unwrap();
+        assert!(
+            bare.starts_with("#!/bin/sh\n") && bare.ends_with(&format!("{END}\necho hi")),
+            "{bare}"
+        );
+    }
+
+    #[test]
+    fn an_old_block_is_replaced_in_place_and_copies_are_dropped() {
+        let old = format!("#!/bin/sh\necho before\n{BEGIN}\nold line\n{END}\necho between\n{BEGIN}\ncopy\n{END}\necho after\n");
+        let new = with_shim(Some(&old), Hook::PrePush).unwrap();
+        assert_eq!(
+            new,
+            format!(
+                "#!/bin/sh\necho before\n{}echo between\necho after\n",
+                block(Hook::PrePush)
+            )
+        );
+    }
+
+    #[test]
+    fn a_damaged_block_or_a_non_shell_hook_is_refused() {
+        let damaged = format!("#!/bin/sh\n{BEGIN}\necho half\n");
+        assert!(with_shim(Some(&damaged), Hook::PrePush)
+            .unwrap_err()
+            .to_string()
+            .contains("damaged"));
+        let python = "#!/usr/bin/env python3\nprint('hi')\n";
+        let e = with_shim(Some(python), Hook::PrePush)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("python3 script") && e.contains("git kams hook pre-push"),
+            "{e}"
+        );
+        assert!(with_shim(Some("#!/usr/bin/env -S bash -e\n"), Hook::PrePush).is_ok());
+    }
+
+    #[test]
+    fn parses_hook_input_and_refuses_garbage() {
+        let z = "0".repeat(40);
+        let a = "a".repeat(40);
+        let push = parse_pre_push(&format!("refs/heads/main {a} refs/heads/main {z}\n\n")).unwrap();
+        assert_eq!(push.len(), 1);
+        assert!(push[0].old.is_null() && !push[0].new.is_null());
+        assert_eq!(push[0].name, "refs/heads/main");
+        let recv = parse_pre_receive(&format!("{a} {z} refs/tags/v1\n")).unwrap();
+        assert!(recv[0].new.is_null() && recv[0].name == "refs/tags/v1");
+        assert!(parse_pre_push("refs/heads/main abc\n").is_err());
+        assert!(parse_pre_receive(&format!("{a} xyz refs/heads/main\n")).is_err());
+    }
+
+    #[test]
+    fn approvers_are_matched_by_email() {
+        let (emails, unusable) = parse_approvers(
+            "Rita Reviewer <Rita@Example.com>, bob@example.com\nDoe, Jane <jane@x.org>,\n",
+        );
+        assert_eq!(
+            emails,
+            vec!["bob@example.com", "jane@x.org", "rita@example.com"]
+        );
+        assert_eq!(unusable, vec!["Doe"]);
+        assert_eq!(
+            email_of("Mallory <MAL@evil.test>").as_deref(),
+            Some("mal@evil.test")
+        );
+        assert_eq!(email_of("just a name"), None);
+    }
+}
