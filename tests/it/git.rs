@@ -280,3 +280,43 @@ fn at_outside_a_repository_is_a_usage_error() {
         .code(2)
         .stderr(predicates::str::contains("git repository"));
 }
+
+#[test]
+fn pin_commits_on_a_detached_head_and_in_a_linked_worktree() {
+    let repo = repo();
+    let dir = repo.path();
+    std::fs::write(dir.join("f"), "one\n").unwrap();
+    git(dir, &["add", "f"]);
+    git(dir, &["commit", "-qm", "one"]);
+    git(dir, &["checkout", "-q", "--detach"]);
+    inventory(dir, "mcp-server-time@0.6.2.json");
+    kams(dir).args(["pin", "-m", "detached"]).assert().success();
+    assert_eq!(git(dir, &["rev-list", "--count", "HEAD"]), "2\n");
+    assert_eq!(
+        git(dir, &["rev-list", "--count", "main"]),
+        "1\n",
+        "the branch stays where it was"
+    );
+    assert!(git(dir, &["status", "--porcelain", "kams.lock"]).is_empty());
+
+    let linked = dir.join("linked");
+    git(
+        dir,
+        &["worktree", "add", "-q", linked.to_str().unwrap(), "main"],
+    );
+    inventory(&linked, "mcp-server-time@2026.10.19.json");
+    kams(&linked)
+        .args(["pin", "-m", "from the worktree"])
+        .assert()
+        .success();
+    assert_eq!(
+        git(dir, &["rev-list", "--count", "main"]),
+        "2\n",
+        "the worktree's branch moved"
+    );
+    assert_eq!(
+        git(&linked, &["show", "--name-only", "--format=", "HEAD"]),
+        "kams.lock\n"
+    );
+    assert!(git(&linked, &["status", "--porcelain", "kams.lock"]).is_empty());
+}
