@@ -83,6 +83,17 @@ pub enum Class {
     Ambiguous,
     /// Present, but nobody pinned it.
     Unapproved,
+    /// Text that gives the model instructions (named signals).
+    Poison,
+    /// Characters a person cannot see: zero-width, bidi, tags, escapes.
+    Hidden,
+    /// Two servers, one tool name; or one server's text about another's tool.
+    Shadow,
+    /// A lookalike of a trusted tool name.
+    Squat,
+    /// A risky way to reach a server: a command, an unpinned package, plain
+    /// http, an inline secret.
+    Transport,
 }
 
 impl Class {
@@ -94,6 +105,11 @@ impl Class {
             Class::Removed => "removed",
             Class::Ambiguous => "ambiguous",
             Class::Unapproved => "unapproved",
+            Class::Poison => "poison",
+            Class::Hidden => "hidden",
+            Class::Shadow => "shadow",
+            Class::Squat => "squat",
+            Class::Transport => "transport",
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod canon;
 pub mod cli;
 pub mod commands;
 pub mod compare;
+pub mod config;
 pub mod descriptor;
 pub mod detect;
 pub mod finding;

@@ -38,6 +38,7 @@ pub fn findings(env: &Env, select: &SelectArgs, err: &mut dyn Write) -> Result<V
     all.extend(detect::run(&detect::Context {
         inventory: &inventory,
         lock: &lock,
+        configs: &[],
     }));
     all.retain(|f| selection.matches(&f.server, f.tool.as_deref()));
     Finding::sort(&mut all);

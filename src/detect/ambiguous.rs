@@ -12,7 +12,7 @@ impl Detector for Ambiguous {
         "ambiguous"
     }
 
-    fn inspect(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+    fn inventory(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         for server in cx.inventory.servers.values() {
             for a in &server.ambiguities {
                 out.push(Finding {

@@ -1,30 +1,65 @@
-//! Detectors: what the advertised text does, independent of the lock.
+//! Detectors: what the advertised text does to the model, independent of
+//! the lock.
 //!
-//! Each detector looks at the whole inventory (first sightings included: a
-//! server can arrive already poisoned) and returns findings. This module is
-//! the seam where poisoning, hidden-character, shadowing, squatting and
-//! transport detectors plug in; today it holds the ambiguity detector.
+//! They run on every tool and server of the inventory (first sightings
+//! included: a server can arrive already poisoned), over the descriptor as
+//! the server sent it (`_meta` and unknown keys included: a client may
+//! show them to the model), and across the inventory for cross-server
+//! findings. The lock only moves severity afterwards (see [`run`]): a
+//! pinned entry whose text did not change reports what its approver already
+//! saw at info; a pinned entry whose text changed and now trips a signal is
+//! critical.
 
 mod ambiguous;
+pub mod text;
 
-use crate::finding::Finding;
+use std::collections::BTreeSet;
+
+use crate::finding::{Class, Finding, Severity};
 use crate::inventory::Inventory;
-use crate::lock::Lock;
+use crate::json::Value;
+use crate::lock::{Lock, State};
 
-/// What a detector sees.
+/// What a detector sees of the whole run.
 pub struct Context<'a> {
     /// What the servers advertise now.
     pub inventory: &'a Inventory,
     /// The lock the inventory is compared with (empty when there is none).
     pub lock: &'a Lock,
+    /// Server entries of the MCP client configurations in the repository.
+    pub configs: &'a [crate::config::ClientServer],
 }
 
-/// A detector: reads the context, reports findings.
+/// One tool as a detector sees it.
+pub struct ToolView<'a> {
+    /// Server name.
+    pub server: &'a str,
+    /// Tool name.
+    pub tool: &'a str,
+    /// The tool object as advertised (every key, not only digested ones).
+    pub raw: &'a Value,
+}
+
+/// One server as a detector sees it.
+pub struct ServerView<'a> {
+    /// Server name.
+    pub server: &'a str,
+    /// Server-level fields (instructions, serverInfo, prompts, resources).
+    pub fields: &'a crate::json::Object,
+    /// How the client reaches it (transport, command, url, env, headers...).
+    pub launch: &'a crate::json::Object,
+}
+
+/// A detector. Each method has a default that reports nothing.
 pub trait Detector {
-    /// Short name, for `--help` and evidence.
+    /// Short name, for evidence.
     fn name(&self) -> &'static str;
-    /// Appends this detector's findings.
-    fn inspect(&self, cx: &Context<'_>, out: &mut Vec<Finding>);
+    /// Findings about one tool.
+    fn tool(&self, _cx: &Context<'_>, _t: &ToolView<'_>, _out: &mut Vec<Finding>) {}
+    /// Findings about one server's own fields.
+    fn server(&self, _cx: &Context<'_>, _s: &ServerView<'_>, _out: &mut Vec<Finding>) {}
+    /// Findings across the inventory (names shared or alike).
+    fn inventory(&self, _cx: &Context<'_>, _out: &mut Vec<Finding>) {}
 }
 
 /// Every detector, in a fixed order.
@@ -32,11 +67,87 @@ pub fn all() -> Vec<Box<dyn Detector>> {
     vec![Box::new(ambiguous::Ambiguous)]
 }
 
-/// Runs every detector.
+/// Runs every detector over the inventory, then sets severities by what
+/// the lock says was approved.
 pub fn run(cx: &Context<'_>) -> Vec<Finding> {
+    let detectors = all();
     let mut out = Vec::new();
-    for d in all() {
-        d.inspect(cx, &mut out);
+    for server in cx.inventory.servers.values() {
+        let view = ServerView {
+            server: &server.name,
+            fields: &server.descriptor.fields,
+            launch: &server.launch,
+        };
+        for d in &detectors {
+            d.server(cx, &view, &mut out);
+        }
+        for (name, tool) in &server.tools {
+            let raw = tool.raw();
+            let view = ToolView {
+                server: &server.name,
+                tool: name,
+                raw: &raw,
+            };
+            for d in &detectors {
+                d.tool(cx, &view, &mut out);
+            }
+        }
+    }
+    for d in &detectors {
+        d.inventory(cx, &mut out);
+    }
+    for f in &mut out {
+        baseline(cx, f);
     }
     out
+}
+
+/// Classes whose findings are about text the approver could read.
+const TEXT_CLASSES: [Class; 2] = [Class::Poison, Class::Hidden];
+
+/// Moves a text finding's severity by the lock: info when a pinned entry
+/// still shows what was approved; critical when a pinned entry's changed
+/// field now trips a poisoning signal.
+fn baseline(cx: &Context<'_>, f: &mut Finding) {
+    if !TEXT_CLASSES.contains(&f.class) {
+        return;
+    }
+    let Some(entry) = cx.lock.entry(&f.server, f.tool.as_deref()) else {
+        return;
+    };
+    if entry.state != State::Pinned {
+        return;
+    }
+    let seen = cx
+        .inventory
+        .servers
+        .get(&f.server)
+        .and_then(|s| match &f.tool {
+            Some(t) => s.tools.get(t).map(|t| &t.descriptor),
+            None => Some(&s.descriptor),
+        });
+    let Some(seen) = seen else { return };
+    if seen.digest == entry.descriptor.digest {
+        f.severity = Severity::Info;
+        f.message = format!(
+            "{} (present when it was pinned: the approver saw it)",
+            f.message
+        );
+        return;
+    }
+    let changed: BTreeSet<&str> = seen
+        .field_digests
+        .iter()
+        .filter(|(k, d)| entry.descriptor.field_digests.get(k) != Some(*d))
+        .map(|(k, _)| k)
+        .collect();
+    let top = f
+        .field
+        .as_deref()
+        .and_then(|p| p.split('/').nth(1))
+        .unwrap_or("");
+    if f.class == Class::Poison && f.severity >= Severity::High && changed.contains(top) {
+        f.severity = Severity::Critical;
+        f.message = format!("{} (in text changed since it was pinned)", f.message);
+    }
 }

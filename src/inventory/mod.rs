@@ -82,6 +82,20 @@ pub struct Tool {
     pub lazy: Lazy,
 }
 
+impl Tool {
+    /// The tool object as the server sent it, every key included, when it
+    /// was read with [`ReadOptions::digests_only`]; otherwise its digested
+    /// fields.
+    pub fn raw(&self) -> Value {
+        if let Some((bytes, span)) = &self.lazy.0 {
+            if let Ok((v, _)) = json::parse(&bytes[span.clone()]) {
+                return v;
+            }
+        }
+        Value::Object(self.descriptor.fields.clone())
+    }
+}
+
 /// One server as advertised.
 #[derive(Clone, Debug)]
 pub struct Server {
@@ -119,15 +133,18 @@ impl Inventory {
             else {
                 continue;
             };
-            let Some((bytes, span)) = t.lazy.0.take() else {
+            // Keep the span: detectors read the tool as sent (`_meta` too).
+            let Some((bytes, span)) = t.lazy.0.clone() else {
                 continue;
             };
             // These bytes parsed once already; they cannot fail now.
-            let (v, _) = json::parse(&bytes[span]).expect("a span that parsed before parses again");
+            let (v, _) =
+                json::parse(&bytes[span.clone()]).expect("a span that parsed before parses again");
             let (full, _) = build_tool(Path::new(""), v, &t.pointer)
                 .expect("a tool that was built before builds again");
             debug_assert_eq!(full.descriptor.digest, t.descriptor.digest);
             t.descriptor = full.descriptor;
+            t.lazy = Lazy(Some((bytes, span)));
         }
     }
 }

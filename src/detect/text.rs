@@ -1,0 +1,100 @@
+//! Every string a model may read in a descriptor, with its JSON pointer:
+//! values and keys, at any depth (schemas nest in `properties`, `items`,
+//! `$defs`, `anyOf`...), `_meta` and unknown keys included. Detectors walk
+//! these instead of knowing where text hides.
+
+use crate::json::{push_pointer_token, Value};
+
+/// Whether a string is a key or a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// An object key (a property name, a keyword, a `_meta` field).
+    Key,
+    /// A string value.
+    Value,
+}
+
+/// One string of a descriptor.
+#[derive(Clone, Debug)]
+pub struct Text<'a> {
+    /// RFC 6901 pointer: of the value, or of the member whose key this is.
+    pub pointer: String,
+    /// Key or value.
+    pub role: Role,
+    /// The string.
+    pub text: &'a str,
+}
+
+/// Keys under which values are images or links a model does not read as
+/// text (`icons[].src` is often a base64 data URI).
+const SKIP: [&str; 1] = ["icons"];
+
+/// Every string and key of `v`, pointers starting at `base`.
+pub fn strings<'a>(v: &'a Value, base: &str) -> Vec<Text<'a>> {
+    let mut out = Vec::new();
+    walk(v, &mut base.to_string(), &mut out);
+    out
+}
+
+fn walk<'a>(v: &'a Value, at: &mut String, out: &mut Vec<Text<'a>>) {
+    match v {
+        Value::String(s) => out.push(Text {
+            pointer: at.clone(),
+            role: Role::Value,
+            text: s,
+        }),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&i.to_string());
+                walk(item, at, out);
+                at.truncate(len);
+            }
+        }
+        Value::Object(o) => {
+            for (k, item) in o.iter() {
+                let len = at.len();
+                at.push('/');
+                push_pointer_token(at, k);
+                out.push(Text {
+                    pointer: at.clone(),
+                    role: Role::Key,
+                    text: k,
+                });
+                if !SKIP.contains(&k.as_str()) {
+                    walk(item, at, out);
+                }
+                at.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse;
+
+    #[test]
+    fn finds_keys_and_values_at_any_depth() {
+        let (v, _) =
+            parse(br#"{"a":{"b/c":["x",{"d":"y"}]},"icons":[{"src":"data:..."}]}"#).unwrap();
+        let got: Vec<(String, Role, &str)> = strings(&v, "")
+            .into_iter()
+            .map(|t| (t.pointer, t.role, t.text))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("/a".into(), Role::Key, "a"),
+                ("/a/b~1c".into(), Role::Key, "b/c"),
+                ("/a/b~1c/0".into(), Role::Value, "x"),
+                ("/a/b~1c/1/d".into(), Role::Key, "d"),
+                ("/a/b~1c/1/d".into(), Role::Value, "y"),
+                ("/icons".into(), Role::Key, "icons"),
+            ]
+        );
+    }
+}
