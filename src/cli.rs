@@ -55,6 +55,12 @@ pub struct Global {
     /// Output format
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+
+    /// MCP client config to review as well, e.g. Claude Desktop's claude_desktop_config.json
+    /// (repeatable; read, never run) [always read when present, at the top of the work tree:
+    /// .mcp.json, .vscode/mcp.json, .cursor/mcp.json]
+    #[arg(long = "config", global = true, value_name = "PATH")]
+    pub config: Vec<PathBuf>,
 }
 
 /// The subcommands.

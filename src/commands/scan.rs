@@ -2,12 +2,14 @@
 //! only).
 
 use std::io::Write;
+use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 
 use super::{emit, Env, Selection, Status};
 use crate::cli::{ScanArgs, SelectArgs};
 use crate::compare;
+use crate::config::{self, ClientServer};
 use crate::detect;
 use crate::finding::{Class, Finding, Severity};
 use crate::report::{self, Format};
@@ -35,14 +37,28 @@ pub fn findings(env: &Env, select: &SelectArgs, err: &mut dyn Write) -> Result<V
         .collect();
     inventory.materialize(&tools);
     let mut all = compare::compare(&inventory, &lock);
+    let configs = client_configs(env)?;
     all.extend(detect::run(&detect::Context {
         inventory: &inventory,
         lock: &lock,
-        configs: &[],
+        configs: &configs,
     }));
     all.retain(|f| selection.matches(&f.server, f.tool.as_deref()));
     Finding::sort(&mut all);
     Ok(all)
+}
+
+/// The MCP client configs of the work tree (or of the current directory
+/// outside git) and those named with `--config`; read from the work tree
+/// even with `--at`, since a client runs what is there now.
+fn client_configs(env: &Env) -> Result<Vec<ClientServer>> {
+    let top = env
+        .repo
+        .workdir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let (_, opts) = env.inventory_spec(true)?;
+    config::read_all(&top, &env.global.config, opts.max_size).map_err(|e| anyhow!("{e}"))
 }
 
 /// Runs `scan` (or `diff` when `drift_only`).

@@ -3,20 +3,364 @@
 //! Each names servers and how to reach them (a command to run, or a URL
 //! with headers), which the transport detector reviews and `capture` will
 //! use. Nothing here runs anything.
+//!
+//! The files are read with the strict JSON reader, as inventories are: a
+//! malformed file is an [`InputError`] naming the file and the JSON
+//! pointer, never a config silently skipped, and a duplicate key is kept
+//! (in [`ClientServer::duplicates`]) so that it becomes a finding.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::json::Object;
+use crate::inventory::{read_capped, InputError};
+use crate::json::{self, push_pointer_token, Object, Value};
+
+/// The configs read by default, relative to the top of the work tree
+/// (Claude Code, VS Code, Cursor). A missing one is simply not there.
+pub const DEFAULT_FILES: [&str; 3] = [".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json"];
+
+/// The keys that hold the server map, in the order they are looked for:
+/// `mcpServers` (Claude Code, Claude Desktop, Cursor), `servers` (VS Code's
+/// `mcp.json`).
+const SERVER_KEYS: [&str; 2] = ["mcpServers", "servers"];
 
 /// One server entry of a client configuration.
 #[derive(Clone, Debug)]
 pub struct ClientServer {
     /// The server's name in the config.
     pub name: String,
-    /// The config file it comes from.
+    /// The config file it comes from, as shown to a reviewer: relative to
+    /// the top of the work tree for the default files, as given for
+    /// `--config`.
     pub source: PathBuf,
     /// JSON pointer of the entry in that file.
     pub pointer: String,
     /// The entry as written (`command`, `args`, `env`, `url`, `headers`, `type`...).
     pub entry: Object,
+    /// Keys of the entry written twice, as pointers relative to the entry
+    /// (`""`: the server's name itself appears twice in the server map).
+    /// The reader keeps the last value; a client may keep the first.
+    pub duplicates: Vec<String>,
+}
+
+/// Reads the default configs under `top` (a missing file is skipped) and
+/// every file of `extra` (each must exist and name a server map), in that
+/// order. Files larger than `max_size` bytes are refused.
+pub fn read_all(
+    top: &Path,
+    extra: &[PathBuf],
+    max_size: u64,
+) -> Result<Vec<ClientServer>, InputError> {
+    let mut out = Vec::new();
+    for rel in DEFAULT_FILES {
+        let path = top.join(rel);
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            _ => {}
+        }
+        let bytes = read_capped(&path, max_size)?;
+        out.extend(parse(&path, Path::new(rel), &bytes, false)?);
+    }
+    for path in extra {
+        let bytes = read_capped(path, max_size)?;
+        out.extend(parse(path, path, &bytes, true)?);
+    }
+    Ok(out)
+}
+
+/// Parses one config file. `path` names the file in errors, `shown` in
+/// the entries; with `named` (a file the user named with `--config`) a
+/// file without a server map is an error, since it cannot be the config
+/// the user meant.
+pub fn parse(
+    path: &Path,
+    shown: &Path,
+    bytes: &[u8],
+    named: bool,
+) -> Result<Vec<ClientServer>, InputError> {
+    let bytes = crate::lock::store::strip_bom(bytes.to_vec());
+    // VS Code and Cursor read their `mcp.json` as JSON with comments;
+    // Claude's files are plain JSON.
+    let bytes = if path.file_name().is_some_and(|n| n == "mcp.json") {
+        blank_jsonc(&bytes)
+    } else {
+        bytes
+    };
+    let (value, dups) = json::parse(&bytes)
+        .map_err(|e| InputError::new(path, None, format!("invalid JSON: {e}")))?;
+    let Value::Object(top) = value else {
+        return Err(InputError::new(
+            path,
+            None,
+            format!(
+                "top level is {}, expected an MCP client config (an object with \"mcpServers\" or \"servers\")",
+                value.kind()
+            ),
+        ));
+    };
+    let Some((key, servers)) = SERVER_KEYS.iter().find_map(|k| top.get(k).map(|v| (*k, v))) else {
+        if named {
+            return Err(InputError::new(
+                path,
+                None,
+                "names no MCP servers: expected an object with \"mcpServers\" (Claude, Cursor) or \"servers\" (VS Code)",
+            ));
+        }
+        return Ok(Vec::new());
+    };
+    let base = format!("/{key}");
+    if dups.contains(&base) {
+        return Err(InputError::new(
+            path,
+            Some(base),
+            format!("\"{key}\" is written twice: clients may read either server list; keep one"),
+        ));
+    }
+    let Value::Object(servers) = servers else {
+        return Err(InputError::new(
+            path,
+            Some(base),
+            format!(
+                "expected an object of servers by name, found {}",
+                servers.kind()
+            ),
+        ));
+    };
+    let mut out = Vec::new();
+    for (name, entry) in servers.iter() {
+        let mut pointer = base.clone();
+        pointer.push('/');
+        push_pointer_token(&mut pointer, name);
+        let entry = check_entry(path, &pointer, entry)?;
+        let duplicates = dups
+            .iter()
+            .filter_map(|d| {
+                if *d == pointer {
+                    Some(String::new())
+                } else {
+                    d.strip_prefix(&pointer)
+                        .filter(|rest| rest.starts_with('/'))
+                        .map(str::to_string)
+                }
+            })
+            .collect();
+        out.push(ClientServer {
+            name: name.clone(),
+            source: shown.to_path_buf(),
+            pointer,
+            entry: entry.clone(),
+            duplicates,
+        });
+    }
+    Ok(out)
+}
+
+/// Checks the types of the fields a client acts on, so that a detector
+/// never guesses what a client would do with a wrong one.
+fn check_entry<'a>(path: &Path, at: &str, entry: &'a Value) -> Result<&'a Object, InputError> {
+    let Value::Object(o) = entry else {
+        return Err(InputError::new(
+            path,
+            Some(at.to_string()),
+            format!("a server entry must be an object, found {}", entry.kind()),
+        ));
+    };
+    let wrong = |key: &str, want: &str, v: &Value| {
+        InputError::new(
+            path,
+            Some(format!("{at}/{key}")),
+            format!("\"{key}\" must be {want}, found {}", v.kind()),
+        )
+    };
+    for (k, v) in o.iter() {
+        match (k.as_str(), v) {
+            ("command", Value::String(_) | Value::Array(_))
+            | ("args", Value::Array(_))
+            | ("env" | "headers", Value::Object(_))
+            | ("url" | "type" | "envFile", Value::String(_)) => {}
+            ("command", v) => return Err(wrong(k, "a string", v)),
+            ("args", v) => return Err(wrong(k, "an array of strings", v)),
+            ("env" | "headers", v) => return Err(wrong(k, "an object of strings", v)),
+            ("url" | "type" | "envFile", v) => return Err(wrong(k, "a string", v)),
+            _ => {}
+        }
+    }
+    Ok(o)
+}
+
+/// JSON with comments to JSON, offsets kept: `//` and `/* */` comments and
+/// trailing commas outside strings become spaces (newlines stay, so that
+/// an error's line and column still point into the file as written).
+fn blank_jsonc(input: &[u8]) -> Vec<u8> {
+    let mut out = input.to_vec();
+    let mut i = 0;
+    let mut in_string = false;
+    while i < out.len() {
+        let c = out[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match (c, out.get(i + 1)) {
+            (b'"', _) => in_string = true,
+            (b'/', Some(b'/')) => {
+                while i < out.len() && out[i] != b'\n' {
+                    out[i] = b' ';
+                    i += 1;
+                }
+                continue;
+            }
+            (b'/', Some(b'*')) => {
+                let Some(len) = out[i + 2..].windows(2).position(|w| w == b"*/") else {
+                    // Unterminated: leave it for the parser to report.
+                    return out;
+                };
+                for b in &mut out[i..i + 2 + len + 2] {
+                    if *b != b'\n' {
+                        *b = b' ';
+                    }
+                }
+                i += len + 4;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    // Trailing commas, now that comments are blank.
+    let mut in_string = false;
+    let mut i = 0;
+    while i < out.len() {
+        let c = out[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if c == b'"' {
+            in_string = true;
+        } else if c == b',' {
+            let next = out[i + 1..]
+                .iter()
+                .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+            if matches!(next, Some(b'}' | b']')) {
+                out[i] = b' ';
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn servers(text: &str, file: &str) -> Result<Vec<ClientServer>, InputError> {
+        parse(Path::new(file), Path::new(file), text.as_bytes(), false)
+    }
+
+    #[test]
+    fn reads_claude_and_vscode_shapes() {
+        let got = servers(
+            r#"{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "x"]},
+                "web": {"type": "http", "url": "https://e.com/mcp"}}}"#,
+            ".mcp.json",
+        )
+        .unwrap();
+        let names: Vec<(&str, &str)> = got
+            .iter()
+            .map(|s| (s.name.as_str(), s.pointer.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [("fs", "/mcpServers/fs"), ("web", "/mcpServers/web")]
+        );
+
+        let got = servers(
+            "{\n  // comment\n  \"servers\": {\"a/b\": {\"type\": \"stdio\", \"command\": \"uvx\", /* x */ \"args\": [\"p\",],},},\n  \"inputs\": []\n}",
+            "mcp.json",
+        )
+        .unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].pointer, "/servers/a~1b");
+        assert_eq!(
+            got[0].entry.get("command").and_then(Value::as_str),
+            Some("uvx")
+        );
+    }
+
+    #[test]
+    fn comments_are_refused_outside_mcp_json() {
+        let e = servers("{// c\n\"mcpServers\": {}}", "claude_desktop_config.json").unwrap_err();
+        assert!(e.message.starts_with("invalid JSON"), "{e}");
+    }
+
+    #[test]
+    fn slashes_inside_strings_are_not_comments() {
+        let got = servers(
+            r#"{"servers": {"w": {"url": "https://x//y/*z*/", "args": ["a,]"]}}}"#,
+            "mcp.json",
+        )
+        .unwrap();
+        assert_eq!(
+            got[0].entry.get("url").and_then(Value::as_str),
+            Some("https://x//y/*z*/")
+        );
+    }
+
+    #[test]
+    fn duplicates_are_kept_relative_to_the_entry() {
+        let got = servers(
+            r#"{"mcpServers": {"a": {"env": {"K": "1", "K": "2"}}, "a": {"command": "x", "command": "y"}}}"#,
+            ".mcp.json",
+        )
+        .unwrap();
+        assert_eq!(got.len(), 1);
+        let mut d = got[0].duplicates.clone();
+        d.sort();
+        assert_eq!(d, ["", "/command", "/env/K"]);
+    }
+
+    #[test]
+    fn wrong_shapes_are_input_errors_with_a_pointer() {
+        for (text, pointer) in [
+            (r#"{"mcpServers": []}"#, "/mcpServers"),
+            (r#"{"mcpServers": {"a": "npx"}}"#, "/mcpServers/a"),
+            (
+                r#"{"mcpServers": {"a": {"args": "-y x"}}}"#,
+                "/mcpServers/a/args",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"env": ["K=V"]}}}"#,
+                "/mcpServers/a/env",
+            ),
+            (r#"{"mcpServers": {}, "mcpServers": {}}"#, "/mcpServers"),
+        ] {
+            let e = servers(text, ".mcp.json").unwrap_err();
+            assert_eq!(e.pointer.as_deref(), Some(pointer), "{text}: {e}");
+        }
+        let e = servers("[1]", ".mcp.json").unwrap_err();
+        assert!(e.message.contains("top level is an array"), "{e}");
+    }
+
+    #[test]
+    fn a_named_file_must_name_servers() {
+        assert!(servers(r#"{"theme": "dark"}"#, ".mcp.json")
+            .unwrap()
+            .is_empty());
+        let e = parse(
+            Path::new("c.json"),
+            Path::new("c.json"),
+            br#"{"theme": "dark"}"#,
+            true,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("names no MCP servers"), "{e}");
+    }
 }

@@ -11,7 +11,12 @@
 //! critical.
 
 mod ambiguous;
+mod hidden;
+mod poison;
+mod shadow;
+mod squat;
 pub mod text;
+mod transport;
 
 use std::collections::BTreeSet;
 
@@ -64,7 +69,14 @@ pub trait Detector {
 
 /// Every detector, in a fixed order.
 pub fn all() -> Vec<Box<dyn Detector>> {
-    vec![Box::new(ambiguous::Ambiguous)]
+    vec![
+        Box::new(ambiguous::Ambiguous),
+        Box::new(poison::Poison),
+        Box::new(hidden::Hidden),
+        Box::new(shadow::Shadow::default()),
+        Box::new(squat::Squat),
+        Box::new(transport::Transport),
+    ]
 }
 
 /// Runs every detector over the inventory, then sets severities by what

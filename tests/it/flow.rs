@@ -347,15 +347,23 @@ fn sample_lock_is_canonical_and_matches_the_clean_inventory() {
         text,
         "samples/kams.lock is not in canonical layout"
     );
-    kams(root)
+    // The clean inventory: nothing but the one server left provisional.
+    let out = kams(root)
         .args([
             "--lock",
             "samples/kams.lock",
             "--inventory",
             "samples/inventory",
+            "--format",
+            "json",
             "scan",
         ])
-        .assert()
-        .code(0)
-        .stdout("no findings\n");
+        .output()
+        .unwrap();
+    let report = json(&out.stdout);
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 2, "{findings:#?}");
+    assert!(findings
+        .iter()
+        .all(|f| f["class"] == "unapproved" && f["server"] == "notes"));
 }

@@ -2,6 +2,7 @@
 //! binary in a temporary directory (a real git repository where it
 //! matters), with a clean environment, a fixed clock and no user config.
 
+mod attacks;
 mod bad_input;
 mod common;
 mod corpus;
@@ -10,3 +11,4 @@ mod git;
 mod history;
 mod hooks;
 mod properties;
+mod transport;

@@ -1,0 +1,162 @@
+//! The attack corpus and the benign corpus: every attack file produces at
+//! least its `expectedFindings`, and no benign real tool gets a poisoning,
+//! hidden-character or squatting finding at high or critical.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{corpus, json, kams};
+
+/// Classes whose false positives on benign tools the bar forbids at high.
+const QUIET: [&str; 3] = ["poison", "hidden", "squat"];
+
+fn scan(dir: &Path, lock: &str, inventories: &[PathBuf]) -> Vec<serde_json::Value> {
+    let mut cmd = kams(dir);
+    cmd.args([
+        "--lock",
+        lock,
+        "--format",
+        "json",
+        "--max-input-size",
+        "200000000",
+    ]);
+    for i in inventories {
+        cmd.arg("--inventory").arg(i);
+    }
+    let out = cmd.arg("scan").output().unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{inventories:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&out.stdout)["findings"].as_array().unwrap().clone()
+}
+
+fn expected(path: &Path) -> Vec<(Option<String>, String, String)> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    v["expectedFindings"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|e| {
+                    let tool = e["tool"].as_str().unwrap();
+                    let tool = (tool != "(server)").then(|| tool.to_string());
+                    (
+                        tool,
+                        e["pointer"].as_str().unwrap().to_string(),
+                        e["kind"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A finding answers an expectation when it names the same tool and a
+/// field at or under the expected pointer.
+fn matches(f: &serde_json::Value, tool: &Option<String>, pointer: &str) -> bool {
+    let same_tool = match tool {
+        Some(t) => f["tool"] == t.as_str(),
+        None => f["tool"].is_null(),
+    };
+    let field = f["field"].as_str().unwrap_or("");
+    same_tool && (field == pointer || field.starts_with(&format!("{pointer}/")))
+}
+
+fn attack_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus().join("attacks"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_attack_file_produces_its_expected_findings() {
+    let mut missed = Vec::new();
+    let mut total = 0;
+    for file in attack_files() {
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        if name.contains("@2-") {
+            // A rug pull: record the first load, scan the second.
+            let first = file.with_file_name(name.replace("@2-second-load", "@1-first-load"));
+            kams(dir.path())
+                .args(["--lock", "k.lock", "--inventory"])
+                .arg(&first)
+                .arg("record")
+                .assert()
+                .success();
+        }
+        let findings = scan(dir.path(), "k.lock", std::slice::from_ref(&file));
+        for (tool, pointer, kind) in expected(&file) {
+            total += 1;
+            if !findings.iter().any(|f| matches(f, &tool, &pointer)) {
+                missed.push(format!("{name}: {tool:?} {pointer} ({kind})"));
+            }
+        }
+    }
+    assert!(
+        total >= 38,
+        "the corpus lists its expected findings ({total})"
+    );
+    assert!(
+        missed.is_empty(),
+        "missed {} of {total}:\n{}",
+        missed.len(),
+        missed.join("\n")
+    );
+}
+
+#[test]
+fn lookalike_names_are_caught_next_to_the_real_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let findings = scan(
+        dir.path(),
+        "k.lock",
+        &[
+            corpus().join("attacks/synthetic-homoglyph-squatting.json"),
+            corpus().join("real/server-filesystem@2026.8.31.json"),
+        ],
+    );
+    for name in [
+        "read_f\u{456}le",
+        "list_direct\u{43e}ry",
+        "wr\u{3b9}te_file",
+        "edit_fiIe",
+    ] {
+        assert!(
+            findings
+                .iter()
+                .any(|f| f["class"] == "squat" && f["tool"] == name),
+            "no squat finding for {name}"
+        );
+    }
+}
+
+#[test]
+fn no_benign_real_tool_gets_a_high_poison_hidden_or_squat_finding() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus().join("real"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 29);
+    files.push(corpus().join("attacks/cyberark-atpa-clean-descriptors.json"));
+    let mut loud = Vec::new();
+    for file in &files {
+        let dir = tempfile::tempdir().unwrap();
+        for f in scan(dir.path(), "k.lock", std::slice::from_ref(file)) {
+            let severe = f["severity"] == "high" || f["severity"] == "critical";
+            if severe && QUIET.contains(&f["class"].as_str().unwrap()) {
+                loud.push(format!(
+                    "{}: {f}",
+                    file.file_name().unwrap().to_string_lossy()
+                ));
+            }
+        }
+    }
+    assert!(loud.is_empty(), "false positives:\n{}", loud.join("\n"));
+}
