@@ -914,30 +914,9 @@ fn external_url(s: &str) -> bool {
         || host == "0.0.0.0")
 }
 
-/// Words of an identifier: split at `_`, `-`, `.`, spaces and camelCase,
-/// lowercased.
+/// Words of an identifier (see [`super::text::identifier_words`]).
 fn ident_words(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in s.chars() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
+    super::text::identifier_words(s)
 }
 
 // ---------------------------------------------------------------- annotations

@@ -608,30 +608,9 @@ fn capital_i_as_l(name: &str) -> Option<String> {
     disguised.then(|| name.replace('I', "l"))
 }
 
-/// Words of a name, lowercase: split at separators and camel humps
-/// (digits stay with their word: `v2`, `base64`).
+/// Words of a name (see [`super::text::identifier_words`]).
 fn words(name: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_lowercase() || c.is_numeric();
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
+    super::text::identifier_words(name)
 }
 
 /// `get_issue` / `get_issues`: the same words but for a plural ending,

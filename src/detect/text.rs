@@ -72,10 +72,44 @@ fn walk<'a>(v: &'a Value, at: &mut String, out: &mut Vec<Text<'a>>) {
     }
 }
 
+/// Words of an identifier, lowercase: split at `_`, `-`, `.`, spaces and
+/// camel humps; digits stay with their word (`v2`, `base64`).
+pub fn identifier_words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase() || c.is_numeric();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::json::parse;
+
+    #[test]
+    fn splits_identifiers_into_words() {
+        assert_eq!(
+            identifier_words("getTinyImage_v2-base64"),
+            vec!["get", "tiny", "image", "v2", "base64"]
+        );
+    }
 
     #[test]
     fn finds_keys_and_values_at_any_depth() {

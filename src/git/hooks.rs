@@ -570,67 +570,6 @@ pub fn blob_id_at(
     Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
 }
 
-/// Files read from a tree: each path (from the top) and its bytes.
-pub type Files = Vec<(PathBuf, Vec<u8>)>;
-
-/// The inventory files at `rel` in `commit`'s tree: the blob itself, or the
-/// `*.json` and `*.jsonl` blobs directly inside a folder, sorted; `None`
-/// when there is no such path or the folder has no such file.
-pub fn inventory_files_at(
-    repo: &gix::Repository,
-    commit: ObjectId,
-    rel: &Path,
-) -> Result<Option<Files>> {
-    let tree = repo
-        .find_commit(commit)
-        .and_then(|c| c.tree())
-        .with_context(|| format!("cannot read the tree of commit {commit}"))?;
-    let Some(entry) = tree
-        .lookup_entry_by_path(rel)
-        .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?
-    else {
-        return Ok(None);
-    };
-    let read = |id: ObjectId| -> Result<Vec<u8>> {
-        Ok(repo
-            .find_object(id)
-            .with_context(|| format!("cannot read {} at commit {commit}", rel.display()))?
-            .detach()
-            .data)
-    };
-    if entry.mode().is_blob() {
-        return Ok(Some(vec![(rel.to_path_buf(), read(entry.object_id())?)]));
-    }
-    if !entry.mode().is_tree() {
-        return Ok(None);
-    }
-    let folder = repo.find_tree(entry.object_id()).with_context(|| {
-        format!(
-            "cannot read the folder {} at commit {commit}",
-            rel.display()
-        )
-    })?;
-    let mut out = Vec::new();
-    for e in folder.iter() {
-        let e = e.with_context(|| {
-            format!(
-                "cannot read the folder {} at commit {commit}",
-                rel.display()
-            )
-        })?;
-        let name = e.filename().to_string();
-        if name.starts_with('.')
-            || !(name.ends_with(".json") || name.ends_with(".jsonl"))
-            || !e.mode().is_blob()
-        {
-            continue;
-        }
-        out.push((rel.join(&name), read(e.object_id())?));
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok((!out.is_empty()).then_some(out))
-}
-
 /// The email of an identity (`Name <email>`, or a bare address), lowercased.
 pub fn email_of(identity: &str) -> Option<String> {
     let s = identity.trim();

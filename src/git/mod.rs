@@ -12,7 +12,7 @@ pub mod hooks;
 
 use std::path::{Component, Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 
 /// The repository git-kams runs in, if any, and its settings.
 #[derive(Default, Debug)]
@@ -120,55 +120,16 @@ impl Repo {
         Ok(Some((object.id, object.data.clone())))
     }
 
-    /// The inventory files at `rel` in the tree of `commit`: the blob itself,
-    /// or the `*.json` and `*.jsonl` blobs directly inside a folder, sorted.
-    pub fn files_at(&self, commit: gix::ObjectId, rel: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    /// The inventory files at `rel` in the tree of `commit` (see
+    /// [`inventory_files_at`]); an error when there are none.
+    pub fn files_at(&self, commit: gix::ObjectId, rel: &Path) -> Result<Files> {
         let repo = self.require("reading at a revision")?;
-        let tree = repo
-            .find_commit(commit)
-            .and_then(|c| c.tree())
-            .with_context(|| format!("cannot read the tree of commit {commit}"))?;
-        let entry = tree
-            .lookup_entry_by_path(rel)
-            .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?
-            .ok_or_else(|| anyhow!("{} does not exist at commit {commit}", rel.display()))?;
-        if entry.mode().is_blob() {
-            let object = entry.object()?;
-            return Ok(vec![(rel.to_path_buf(), object.data.clone())]);
-        }
-        if !entry.mode().is_tree() {
-            bail!(
-                "{} at commit {commit} is neither a file nor a folder",
+        inventory_files_at(repo, commit, rel)?.ok_or_else(|| {
+            anyhow!(
+                "{} holds no inventory (.json or .jsonl files) at commit {commit}",
                 rel.display()
-            );
-        }
-        let folder = entry.object()?.into_tree();
-        let mut out = Vec::new();
-        for e in folder.iter() {
-            let e = e.with_context(|| {
-                format!(
-                    "cannot read the folder {} at commit {commit}",
-                    rel.display()
-                )
-            })?;
-            let name = e.filename().to_string();
-            if name.starts_with('.')
-                || !(name.ends_with(".json") || name.ends_with(".jsonl"))
-                || !e.mode().is_blob()
-            {
-                continue;
-            }
-            let data = repo.find_object(e.oid())?.data.clone();
-            out.push((rel.join(&name), data));
-        }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        if out.is_empty() {
-            bail!(
-                "inventory folder {} has no .json or .jsonl file at commit {commit}",
-                rel.display()
-            );
-        }
-        Ok(out)
+            )
+        })
     }
 
     /// `path` relative to the top of the work tree (for lookups in trees).
@@ -205,6 +166,67 @@ impl Repo {
             _ => p,
         })
     }
+}
+
+/// Files read from a tree: each path (from the top) and its bytes.
+pub type Files = Vec<(PathBuf, Vec<u8>)>;
+
+/// The inventory files at `rel` in `commit`'s tree: the blob itself, or the
+/// `*.json` and `*.jsonl` blobs directly inside a folder, sorted; `None`
+/// when there is no such path or the folder has no such file.
+pub fn inventory_files_at(
+    repo: &gix::Repository,
+    commit: gix::ObjectId,
+    rel: &Path,
+) -> Result<Option<Files>> {
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .with_context(|| format!("cannot read the tree of commit {commit}"))?;
+    let Some(entry) = tree
+        .lookup_entry_by_path(rel)
+        .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?
+    else {
+        return Ok(None);
+    };
+    let read = |id: gix::ObjectId| -> Result<Vec<u8>> {
+        Ok(repo
+            .find_object(id)
+            .with_context(|| format!("cannot read {} at commit {commit}", rel.display()))?
+            .detach()
+            .data)
+    };
+    if entry.mode().is_blob() {
+        return Ok(Some(vec![(rel.to_path_buf(), read(entry.object_id())?)]));
+    }
+    if !entry.mode().is_tree() {
+        return Ok(None);
+    }
+    let folder = repo.find_tree(entry.object_id()).with_context(|| {
+        format!(
+            "cannot read the folder {} at commit {commit}",
+            rel.display()
+        )
+    })?;
+    let mut out = Vec::new();
+    for e in folder.iter() {
+        let e = e.with_context(|| {
+            format!(
+                "cannot read the folder {} at commit {commit}",
+                rel.display()
+            )
+        })?;
+        let name = e.filename().to_string();
+        if name.starts_with('.')
+            || !(name.ends_with(".json") || name.ends_with(".jsonl"))
+            || !e.mode().is_blob()
+        {
+            continue;
+        }
+        out.push((rel.join(&name), read(e.object_id())?));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok((!out.is_empty()).then_some(out))
 }
 
 /// `path` with `.` and `..` resolved lexically (no file system access:
