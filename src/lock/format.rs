@@ -204,7 +204,7 @@ impl Lock {
             };
             let (v, _) =
                 json::parse_nested(&bytes[span], json::MAX_DEPTH).map_err(LockError::from)?;
-            *entry = read_entry(&v, &at, tool.is_some())?;
+            *entry = read_entry(&v, &at, tool.as_deref())?;
         }
         Ok(())
     }
@@ -243,42 +243,22 @@ fn parse_lock(bytes: &[u8], keep: Option<Arc<Vec<u8>>>) -> Result<Lock, LockErro
     let mut lock = Lock::default();
     let entry = |r: &mut json::Reader<'_>, tool: Option<&str>| -> Result<Entry, LockError> {
         let at = r.pointer();
+        let Some(shared) = &keep else {
+            return read_entry(&r.value()?, &at, tool);
+        };
         let start = r.offset();
-        if let Some(shared) = &keep {
-            let fast = fast_entry(r, bytes, tool, &at)?;
-            let end = r.offset();
-            let mut e = match fast {
-                Some(e) => e,
-                None => {
-                    // Not as this build writes it: read it the strict way.
-                    let (v, _) = json::parse_nested(&bytes[start..end], json::MAX_DEPTH + 8)?;
-                    let e = read_entry(&v, &at, tool.is_some())?;
-                    if tool.is_some() && e.descriptor.get("name").and_then(Value::as_str) != tool {
-                        return Err(LockError::at(
-                            &at,
-                            "descriptor name differs from the entry's key",
-                        ));
-                    }
-                    e
-                }
-            };
-            e.descriptor.fields = Object::new();
-            e.lazy = Lazy(Some((shared.clone(), start..end)));
-            return Ok(e);
-        }
-        let v = r.value()?;
+        let fast = fast_entry(r, bytes, tool, &at)?;
         let end = r.offset();
-        let mut e = read_entry(&v, &at, tool.is_some())?;
-        if tool.is_some() && e.descriptor.get("name").and_then(Value::as_str) != tool {
-            return Err(LockError::at(
-                &at,
-                "descriptor name differs from the entry's key",
-            ));
-        }
-        if let Some(bytes) = &keep {
-            e.descriptor.fields = Object::new();
-            e.lazy = Lazy(Some((bytes.clone(), start..end)));
-        }
+        let mut e = match fast {
+            Some(e) => e,
+            None => {
+                // Not as this build writes it: read it the strict way.
+                let (v, _) = json::parse_nested(&bytes[start..end], json::MAX_DEPTH + 8)?;
+                read_entry(&v, &at, tool)?
+            }
+        };
+        e.descriptor.fields = Object::new();
+        e.lazy = Lazy(Some((shared.clone(), start..end)));
         Ok(e)
     };
     r.object(|r, key| -> Result<(), LockError> {
@@ -384,7 +364,7 @@ fn fast_entry(
     let Some(verified) = verify_raw(&meta, &raw, bytes, tool) else {
         return Ok(None);
     };
-    read_entry_with(&Value::Object(meta), at, tool.is_some(), Some(verified)).map(Some)
+    read_entry_with(&Value::Object(meta), at, tool, Some(verified)).map(Some)
 }
 
 /// The descriptor of an entry whose field texts hash to its digests.
@@ -497,16 +477,17 @@ fn digest(o: &Object, key: &str, at: &str) -> Result<Digest, LockError> {
     })
 }
 
-fn read_entry(v: &Value, at: &str, tool: bool) -> Result<Entry, LockError> {
+/// Reads an entry: a tool entry (`tool` is its key) or a server entry.
+fn read_entry(v: &Value, at: &str, tool: Option<&str>) -> Result<Entry, LockError> {
     read_entry_with(v, at, tool, None)
 }
 
 /// Reads an entry; `verified` is a descriptor already checked against the
-/// entry's digests (by [`verify_raw`]), whose fields were not kept.
+/// entry's digests and key (by [`verify_raw`]), whose fields were not kept.
 fn read_entry_with(
     v: &Value,
     at: &str,
-    tool: bool,
+    tool: Option<&str>,
     verified: Option<Descriptor>,
 ) -> Result<Entry, LockError> {
     let o = obj(v, at)?;
@@ -541,7 +522,7 @@ fn read_entry_with(
                     .ok_or_else(|| LockError::at(at, "missing `descriptor`"))?,
                 &descriptor_at,
             )?;
-            let allowed: &[&str] = if tool {
+            let allowed: &[&str] = if tool.is_some() {
                 &crate::descriptor::TOOL_FIELDS
             } else {
                 &crate::descriptor::SERVER_FIELDS
@@ -551,6 +532,12 @@ fn read_entry_with(
                 return Err(LockError::at(
                     &descriptor_at,
                     "descriptor is not in canonical form (NFC, trimmed): edited by hand?",
+                ));
+            }
+            if tool.is_some() && fields.get("name").and_then(Value::as_str) != tool {
+                return Err(LockError::at(
+                    at,
+                    "descriptor name differs from the entry's key",
                 ));
             }
             Descriptor::from_canonical(fields.clone())

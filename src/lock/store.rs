@@ -21,26 +21,25 @@ pub const MAX_LOCK_SIZE: u64 = 1 << 30;
 /// Reads the lock at `path`: `Ok(None)` when there is no file, an error
 /// (never an empty lock) when it cannot be read or parsed.
 pub fn read(path: &Path) -> Result<Option<Lock>> {
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => bail!(
-            "{}: cannot read the lock: {e}",
-            crate::text::shown_path(path)
-        ),
-        Ok(_) => {}
-    }
-    if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOCK_SIZE) {
-        bail!(
-            "{}: the lock is larger than {MAX_LOCK_SIZE} bytes: refusing to read it",
-            crate::text::shown_path(path)
-        );
-    }
-    let bytes = strip_bom(read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?);
+    let Some(bytes) = read_bytes(path)? else {
+        return Ok(None);
+    };
     parse_at(path, &bytes).map(Some)
 }
 
 /// Like [`read`], keeping only digests (see [`Lock::parse_digests_only`]).
 pub fn read_digests_only(path: &Path) -> Result<Option<Lock>> {
+    let Some(bytes) = read_bytes(path)? else {
+        return Ok(None);
+    };
+    Lock::parse_digests_only(std::sync::Arc::new(bytes))
+        .map_err(|e| lock_error(path, e))
+        .map(Some)
+}
+
+/// The lock file's bytes without a byte order mark, `None` when there is
+/// no file, an error past [`MAX_LOCK_SIZE`] or when it cannot be read.
+fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => bail!(
@@ -55,12 +54,8 @@ pub fn read_digests_only(path: &Path) -> Result<Option<Lock>> {
             crate::text::shown_path(path)
         );
     }
-    let bytes = std::sync::Arc::new(strip_bom(
-        read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?,
-    ));
-    Lock::parse_digests_only(bytes)
-        .map_err(|e| lock_error(path, e))
-        .map(Some)
+    let bytes = read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?;
+    Ok(Some(strip_bom(bytes)))
 }
 
 /// Drops a leading UTF-8 byte order mark (an editor may add one).
