@@ -592,12 +592,8 @@ impl History {
             .map(|a| format!("{} <{}>", a.name.to_str_lossy(), a.email.to_str_lossy()))
             .unwrap_or_default();
         let time = d.time().map(|t| t.seconds).unwrap_or_default();
-        let sign_offs = d
-            .signed_off_by_trailers()
-            .map(|t| t.value.to_str_lossy().trim().to_string())
-            .filter(|v| !v.is_empty())
-            .collect();
-        let signed = d.extra_headers().pgp_signature().is_some();
+        let sign_offs = super::sign_offs(&d);
+        let signed = super::is_signed(&d);
         let subject = d
             .message
             .lines()

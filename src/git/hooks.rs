@@ -439,14 +439,8 @@ pub fn commit_facts(repo: &gix::Repository, id: ObjectId) -> Result<CommitFacts>
         .decode()
         .with_context(|| format!("cannot decode commit {id}"))?;
     let parents: Vec<ObjectId> = decoded.parents().collect();
-    let sign_offs = decoded
-        .signed_off_by_trailers()
-        .map(|t| t.value.to_string())
-        .collect();
-    let signed = decoded
-        .extra_headers()
-        .find(gix::objs::commit::signature_field_name(repo.object_hash()))
-        .is_some();
+    let sign_offs = super::sign_offs(&decoded);
+    let signed = super::is_signed(&decoded);
     let shallow = parents.iter().any(|p| !repo.has_object(p));
     Ok(CommitFacts {
         id,
@@ -489,7 +483,7 @@ impl<'r> LockHistory<'r> {
         if let Some(b) = self.blobs.get(&commit) {
             return Ok(*b);
         }
-        let b = blob_id_at(self.repo, commit, &self.rel)?;
+        let b = super::blob_id_at(self.repo, commit, &self.rel)?;
         self.blobs.insert(commit, b);
         Ok(b)
     }
@@ -552,22 +546,6 @@ impl<'r> LockHistory<'r> {
         }
         Ok(changes)
     }
-}
-
-/// The id of the blob at `rel` in `commit`'s tree, without reading it.
-pub fn blob_id_at(
-    repo: &gix::Repository,
-    commit: ObjectId,
-    rel: &Path,
-) -> Result<Option<ObjectId>> {
-    let tree = repo
-        .find_commit(commit)
-        .and_then(|c| c.tree())
-        .with_context(|| format!("cannot read the tree of commit {commit}"))?;
-    let entry = tree
-        .lookup_entry_by_path(rel)
-        .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?;
-    Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
 }
 
 /// The email of an identity (`Name <email>`, or a bare address), lowercased.

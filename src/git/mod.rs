@@ -101,23 +101,13 @@ impl Repo {
         rel: &Path,
     ) -> Result<Option<(gix::ObjectId, Vec<u8>)>> {
         let repo = self.require("reading at a revision")?;
-        let tree = repo
-            .find_commit(commit)
-            .and_then(|c| c.tree())
-            .with_context(|| format!("cannot read the tree of commit {commit}"))?;
-        let Some(entry) = tree
-            .lookup_entry_by_path(rel)
-            .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?
-        else {
+        let Some(id) = blob_id_at(repo, commit, rel)? else {
             return Ok(None);
         };
-        if !entry.mode().is_blob() {
-            return Ok(None);
-        }
-        let object = entry
-            .object()
+        let object = repo
+            .find_object(id)
             .with_context(|| format!("cannot read {} at commit {commit}", rel.display()))?;
-        Ok(Some((object.id, object.data.clone())))
+        Ok(Some((id, object.detach().data)))
     }
 
     /// The inventory files at `rel` in the tree of `commit` (see
@@ -227,6 +217,39 @@ pub fn inventory_files_at(
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok((!out.is_empty()).then_some(out))
+}
+
+/// The id of the blob at `rel` in `commit`'s tree, without reading it.
+pub fn blob_id_at(
+    repo: &gix::Repository,
+    commit: gix::ObjectId,
+    rel: &Path,
+) -> Result<Option<gix::ObjectId>> {
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .with_context(|| format!("cannot read the tree of commit {commit}"))?;
+    let entry = tree
+        .lookup_entry_by_path(rel)
+        .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?;
+    Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
+}
+
+/// The values of a commit's `Signed-off-by:` trailers (`Name <email>`),
+/// trimmed; empty ones are no sign-off.
+pub fn sign_offs(commit: &gix::objs::CommitRef<'_>) -> Vec<String> {
+    use gix::bstr::ByteSlice;
+    commit
+        .signed_off_by_trailers()
+        .map(|t| t.value.to_str_lossy().trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// True when a commit carries a signature header (gpg, ssh or x509). The
+/// signature is not verified.
+pub fn is_signed(commit: &gix::objs::CommitRef<'_>) -> bool {
+    commit.extra_headers().pgp_signature().is_some()
 }
 
 /// `path` with `.` and `..` resolved lexically (no file system access:
