@@ -439,10 +439,7 @@ impl<'a> Reader<'a> {
                 None => seen.contains(&key),
             };
             if repeated {
-                let mut at = pointer(&self.p.path);
-                at.push('/');
-                push_pointer_token(&mut at, &key);
-                self.p.duplicates.push((self.p.top, at));
+                self.p.note_duplicate(&key);
             } else if let Some(set) = seen_set.as_mut() {
                 set.insert(key.clone());
             } else {
@@ -693,6 +690,14 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Records that `key` repeats a key of the object at the current path.
+    fn note_duplicate(&mut self, key: &str) {
+        let mut at = pointer(&self.path);
+        at.push('/');
+        push_pointer_token(&mut at, key);
+        self.duplicates.push((self.top, at));
+    }
+
     fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
         self.enter(depth)?;
         self.i += 1;
@@ -725,10 +730,7 @@ impl<'a> Parser<'a> {
             };
             match existing {
                 Some(at) => {
-                    let mut p = pointer(&self.path);
-                    p.push('/');
-                    push_pointer_token(&mut p, &key);
-                    self.duplicates.push((self.top, p));
+                    self.note_duplicate(&key);
                     members[at].1 = v;
                 }
                 None => {

@@ -114,35 +114,37 @@ impl Env {
             Some(rev) => Some(self.inventory_files_at(rev, &paths)?),
             None => None,
         };
-        if let Some(rev) = &select.at {
-            let lock = self.lock_at(rev)?;
-            let inventory = match inventory_files {
-                Some(files) => inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}"))?,
-                None => read_inventory(&paths, &opts)?,
-            };
-            return Ok((inventory, lock));
-        }
-        let lock_path = self.lock_path()?;
+        // The lock comes from the revision `--at` names, or from its file.
+        let lock_file = match &select.at {
+            Some(_) => None,
+            None => Some(self.lock_path()?),
+        };
         let (inventory, lock) = std::thread::scope(|s| {
             let reader = s.spawn(|| match inventory_files {
                 Some(files) => inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}")),
                 None => read_inventory(&paths, &opts),
             });
-            let lock = lock::store::read_digests_only(&lock_path);
+            let lock = match (&lock_file, &select.at) {
+                (Some(path), _) => lock::store::read_digests_only(path),
+                (None, Some(rev)) => self.lock_at(rev).map(Some),
+                (None, None) => Ok(None),
+            };
             (
                 reader.join().expect("the inventory reader does not panic"),
                 lock,
             )
         });
         let inventory = inventory?;
-        let lock = match lock? {
-            Some(l) => l,
-            None => {
-                let _ = writeln!(
-                    err,
-                    "note: {} does not exist yet: every entry is new (run `git kams record` or `git kams pin`)",
-                    crate::text::shown_path(&lock_path)
-                );
+        let lock = match (lock?, &lock_file) {
+            (Some(l), _) => l,
+            (None, path) => {
+                if let Some(path) = path {
+                    let _ = writeln!(
+                        err,
+                        "note: {} does not exist yet: every entry is new (run `git kams record` or `git kams pin`)",
+                        crate::text::shown_path(path)
+                    );
+                }
                 Lock::default()
             }
         };

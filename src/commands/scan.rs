@@ -19,10 +19,11 @@ pub fn findings(env: &Env, select: &SelectArgs, err: &mut dyn Write) -> Result<V
     let keys = &select.keys;
     let (mut inventory, mut lock) = env.inventory_and_lock(select, err)?;
     let selection = Selection::new(keys);
-    selection.check(&compare::pairs(&inventory, &lock))?;
+    let pairs = compare::pairs(&inventory, &lock);
+    selection.check(&pairs)?;
     // Both were read keeping digests only; rebuild the descriptors of the
     // entries that differ, the only ones whose fields are compared.
-    let drifted: Vec<(String, Option<String>)> = compare::pairs(&inventory, &lock)
+    let drifted: Vec<(String, Option<String>)> = pairs
         .into_iter()
         .filter(
             |p| matches!((p.entry, p.seen), (Some(e), Some(d)) if e.descriptor.digest != d.digest),

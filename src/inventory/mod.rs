@@ -171,6 +171,15 @@ impl Default for ReadOptions {
     }
 }
 
+/// The error for an input past the size cap.
+fn too_big(path: &Path, max_size: u64) -> InputError {
+    InputError::new(
+        path,
+        None,
+        format!("larger than the input size cap of {max_size} bytes (raise it with --max-input-size or git config kams.maxInputSize)"),
+    )
+}
+
 /// Reads a file whole, refusing it past `max_size`.
 pub fn read_capped(path: &Path, max_size: u64) -> Result<Vec<u8>, InputError> {
     let file = std::fs::File::open(path)
@@ -185,13 +194,7 @@ pub fn read_capped(path: &Path, max_size: u64) -> Result<Vec<u8>, InputError> {
             "is a directory, expected a file",
         ));
     }
-    let too_big = || {
-        InputError::new(
-            path,
-            None,
-            format!("larger than the input size cap of {max_size} bytes (raise it with --max-input-size or git config kams.maxInputSize)"),
-        )
-    };
+    let too_big = || too_big(path, max_size);
     if meta.len() > max_size {
         return Err(too_big());
     }
@@ -262,11 +265,7 @@ pub fn read_files(
     let mut inv = Inventory::default();
     for (file, mut bytes) in files {
         if bytes.len() as u64 > opts.max_size {
-            return Err(InputError::new(
-                &file,
-                None,
-                format!("larger than the input size cap of {} bytes (raise it with --max-input-size or git config kams.maxInputSize)", opts.max_size),
-            ));
+            return Err(too_big(&file, opts.max_size));
         }
         // RFC 8259 lets a parser ignore a leading byte order mark; it never
         // reaches a string, so it cannot hide anything.
