@@ -135,6 +135,11 @@ pub fn jcs(v: &Value) -> Vec<u8> {
     out
 }
 
+/// [`jcs`] as a string, for messages and evidence (escape it for display).
+pub fn jcs_string(v: &Value) -> String {
+    String::from_utf8(jcs(v)).expect("JCS output is UTF-8")
+}
+
 /// Appends `v` compactly with sorted keys and the given escaping.
 pub fn write_value(v: &Value, esc: Escape, out: &mut Vec<u8>) {
     match v {

@@ -3,6 +3,7 @@
 //! the time and the note; entries the inventory no longer shows are
 //! removed from the lock. Pinned entries whose descriptor did not change
 //! keep their original approval, so history names who really reviewed them.
+//! Pinning a whole server also records its current launch.
 
 use std::io::Write;
 
@@ -12,6 +13,7 @@ use super::{emit, now, Env, Selection, Status};
 use crate::cli::PinArgs;
 use crate::compare::pairs;
 use crate::descriptor::Descriptor;
+use crate::json::Value;
 use crate::lock::store::Guard;
 use crate::lock::{Approval, Entry, State};
 use crate::text::{escape_display, has_concealing};
@@ -19,7 +21,13 @@ use crate::text::{escape_display, has_concealing};
 enum Action {
     Pin(String, Option<String>, Descriptor, Option<Entry>),
     Remove(String, Option<String>, Entry),
+    /// A server's launch approved: the server, the recorded launch, the new one.
+    Launch(String, Option<Value>, Value),
 }
+
+/// Starts the summary line of an approved launch; also how
+/// [`approval_message`] tells it from an entry's line.
+const LAUNCH: &str = "launch    ";
 
 /// The approver: `--approver`, else git config `user.name` and `user.email`.
 fn approver(env: &Env, flag: Option<&str>) -> Result<String> {
@@ -74,6 +82,15 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
                 let unchanged = p.entry.is_some_and(|e| {
                     e.state == State::Pinned && e.descriptor.digest == seen.digest
                 });
+                // Pinning a whole server (or everything) approves how it is
+                // launched too; pinning one tool does not.
+                let launch = p
+                    .seen_launch
+                    .and_then(crate::config::launch_spec)
+                    .filter(|l| p.tool.is_none() && p.locked_launch != Some(l));
+                if let Some(l) = launch {
+                    actions.push(Action::Launch(server.clone(), p.locked_launch.cloned(), l));
+                }
                 if !unchanged {
                     actions.push(Action::Pin(server, tool, seen.clone(), p.entry.cloned()));
                 }
@@ -133,6 +150,23 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
                     }
                     None => slot.server = Some(entry),
                 }
+            }
+            Action::Launch(server, old, launch) => {
+                let shown = |v: &Value| escape_display(&crate::canon::jcs_string(v));
+                lines.push(match &old {
+                    None => format!(
+                        "{LAUNCH}{} {} (new)",
+                        escape_display(&server),
+                        shown(&launch)
+                    ),
+                    Some(o) => format!(
+                        "{LAUNCH}{} {} -> {}",
+                        escape_display(&server),
+                        shown(o),
+                        shown(&launch)
+                    ),
+                });
+                lock.servers.entry(server).or_default().launch = Some(launch);
             }
             Action::Remove(server, tool, old) => {
                 let subject = escape_display(
@@ -226,11 +260,22 @@ fn commit_target<'a>(
 /// The approval commit's message: what was approved, the note, and the
 /// approver's sign-off.
 fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
-    let subjects: Vec<&str> = lines
-        .iter()
-        .filter_map(|l| l.split_whitespace().nth(1))
-        .collect();
+    fn subject_of(line: &str) -> Option<&str> {
+        line.split_whitespace().nth(1)
+    }
+    let (launches, entries): (Vec<&String>, Vec<&String>) =
+        lines.iter().partition(|l| l.starts_with(LAUNCH));
+    let subjects: Vec<&str> = entries.iter().filter_map(|l| subject_of(l)).collect();
+    // The launch lines are in the body; the subject counts entries.
     let subject = match subjects.as_slice() {
+        [] => format!(
+            "kams: approve the launch of {}",
+            launches
+                .iter()
+                .filter_map(|l| subject_of(l))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         [one] => format!("kams: approve {one}"),
         many => {
             let mut servers: Vec<&str> = many

@@ -7,7 +7,7 @@ pub mod schema;
 use crate::descriptor::Descriptor;
 use crate::finding::{Class, Finding, Severity};
 use crate::inventory::Inventory;
-use crate::json::Value;
+use crate::json::{Object, Value};
 use crate::lock::{Entry, Lock, State};
 
 /// A subject present in the lock, the inventory, or both.
@@ -20,6 +20,10 @@ pub struct Pair<'a> {
     pub entry: Option<&'a Entry>,
     /// The advertised descriptor, if any.
     pub seen: Option<&'a Descriptor>,
+    /// Server level only: the launch the lock recorded, if any.
+    pub locked_launch: Option<&'a Value>,
+    /// Server level only: the inventory's launch fields, as written.
+    pub seen_launch: Option<&'a Object>,
 }
 
 /// Every subject of the inventory and the lock, sorted by server then tool
@@ -38,6 +42,8 @@ pub fn pairs<'a>(inv: &'a Inventory, lock: &'a Lock) -> Vec<Pair<'a>> {
             tool: None,
             entry: s_lock.and_then(|s| s.server.as_ref()),
             seen: s_inv.map(|s| &s.descriptor),
+            locked_launch: s_lock.and_then(|s| s.launch.as_ref()),
+            seen_launch: s_inv.map(|s| &s.launch),
         });
         let mut tools: Vec<&str> = s_inv
             .map(|s| s.tools.keys().map(String::as_str).collect())
@@ -53,6 +59,8 @@ pub fn pairs<'a>(inv: &'a Inventory, lock: &'a Lock) -> Vec<Pair<'a>> {
                 tool: Some(tool),
                 entry: s_lock.and_then(|s| s.tools.get(tool)),
                 seen: s_inv.and_then(|s| s.tools.get(tool)).map(|t| &t.descriptor),
+                locked_launch: None,
+                seen_launch: None,
             });
         }
     }
@@ -80,6 +88,16 @@ pub fn compare_pair(pair: &Pair<'_>, out: &mut Vec<Finding>) {
         message,
         evidence,
     };
+    if let Some(d) = launch_drift(pair) {
+        let state = pair.entry.map_or(State::Pinned, |e| e.state);
+        out.push(finding(
+            Class::Drift,
+            lowered(d.severity, state),
+            Some(d.field),
+            d.message,
+            d.evidence,
+        ));
+    }
     match (pair.entry, pair.seen) {
         (None, None) => {}
         (None, Some(seen)) => {
@@ -144,6 +162,29 @@ pub fn compare_pair(pair: &Pair<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
+}
+
+/// The launch changed since the lock recorded it. Silent when the lock has
+/// no launch (locks from before launches were recorded: nothing was
+/// approved to differ from) or the inventory names none (nothing to
+/// compare).
+fn launch_drift(pair: &Pair<'_>) -> Option<Drift> {
+    let locked = pair.locked_launch?;
+    let seen = crate::config::launch_spec(pair.seen_launch?)?;
+    if *locked == seen {
+        return None;
+    }
+    Some(Drift {
+        field: "/launch".into(),
+        severity: Severity::High,
+        message: if seen.get("command").is_some() {
+            "launch changed since it was approved: a different command now runs"
+        } else {
+            "launch changed since it was approved: a different server is now reached"
+        }
+        .into(),
+        evidence: values_evidence(Some(locked), Some(&seen)),
+    })
 }
 
 fn lowered(s: Severity, state: State) -> Severity {
@@ -387,7 +428,7 @@ fn annotation_drift(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Drift>) 
 pub fn values_evidence(a: Option<&Value>, b: Option<&Value>) -> Vec<String> {
     let show = |v: Option<&Value>| match v {
         None => "(absent)".to_string(),
-        Some(v) => String::from_utf8(crate::canon::jcs(v)).expect("JCS output is UTF-8"),
+        Some(v) => crate::canon::jcs_string(v),
     };
     vec![format!("old: {}", show(a)), format!("new: {}", show(b))]
 }
@@ -451,6 +492,79 @@ mod tests {
         assert_eq!(
             word_diff("read a file", "read the file"),
             "read [-a-]{+the+} file"
+        );
+    }
+    fn launch_findings(locked: Option<&str>, seen: &str, state: Option<State>) -> Vec<Finding> {
+        let parse = |t: &str| crate::json::parse(t.as_bytes()).unwrap().0;
+        let locked = locked.map(parse);
+        let seen = parse(seen);
+        let entry = state.map(|state| Entry {
+            state,
+            descriptor: Descriptor::new(Object::new()).0,
+            first_seen: "2026-01-01T00:00:00Z".into(),
+            approval: (state == State::Pinned).then(|| crate::lock::Approval {
+                approver: "A <a@x>".into(),
+                at: "2026-01-01T00:00:00Z".into(),
+                note: String::new(),
+            }),
+            lazy: Default::default(),
+        });
+        let pair = Pair {
+            server: "s",
+            tool: None,
+            entry: entry.as_ref(),
+            seen: entry.as_ref().map(|e| &e.descriptor),
+            locked_launch: locked.as_ref(),
+            seen_launch: seen.as_object(),
+        };
+        let mut out = Vec::new();
+        compare_pair(&pair, &mut out);
+        out.retain(|f| f.class == Class::Drift);
+        out
+    }
+
+    #[test]
+    fn a_changed_launch_is_high_drift_when_the_lock_has_one() {
+        let old = r#"{"command":["node","a.js"]}"#;
+        let found = launch_findings(
+            Some(old),
+            r#"{"command":["node","b.js"],"transport":"stdio"}"#,
+            Some(State::Pinned),
+        );
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_eq!(
+            (f.severity, f.field.as_deref()),
+            (Severity::High, Some("/launch"))
+        );
+        assert!(
+            f.message.contains("a different command now runs"),
+            "{}",
+            f.message
+        );
+        assert_eq!(
+            f.evidence,
+            [
+                r#"old: {"command":["node","a.js"]}"#,
+                r#"new: {"command":["node","b.js"]}"#
+            ]
+        );
+        let found = launch_findings(
+            Some(old),
+            r#"{"command":["node","b.js"]}"#,
+            Some(State::Provisional),
+        );
+        assert_eq!(found[0].severity, Severity::High.lower());
+        // The same launch written the capture way, or no launch to compare.
+        assert!(launch_findings(
+            Some(old),
+            r#"{"command":"node","args":["a.js"],"env":{}}"#,
+            Some(State::Pinned)
+        )
+        .is_empty());
+        assert!(launch_findings(None, r#"{"command":["other"]}"#, Some(State::Pinned)).is_empty());
+        assert!(
+            launch_findings(Some(old), r#"{"transport":"stdio"}"#, Some(State::Pinned)).is_empty()
         );
     }
 }

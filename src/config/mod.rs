@@ -2,7 +2,8 @@
 //! `.cursor/mcp.json`, and a Claude Desktop config given with `--config`.
 //! Each names servers and how to reach them (a command to run, or a URL
 //! with headers), which the transport detector reviews and `capture` will
-//! use. Nothing here runs anything.
+//! use. Nothing here runs anything. [`launch_spec`] is the one reviewable
+//! form of such a launch, shared by configs, inventories and the lock.
 //!
 //! The files are read with the strict JSON reader, as inventories are: a
 //! malformed file is an [`InputError`] naming the file and the JSON
@@ -11,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::detect::transport;
 use crate::inventory::{read_capped, InputError};
 use crate::json::{self, push_pointer_token, Object, Value};
 
@@ -185,6 +187,128 @@ fn check_entry<'a>(path: &Path, at: &str, entry: &'a Value) -> Result<&'a Object
         }
     }
     Ok(o)
+}
+
+/// The launch a reviewer approves, in one canonical shape: what runs (the
+/// full argv, the environment, the working directory) or where it connects
+/// (the URL, the transport, the header names). `None` when the entry names
+/// neither a command nor a URL.
+///
+/// Takes a client-config entry or an inventory server's launch fields, so
+/// that `capture` can compare a config with what the lock recorded from an
+/// inventory: `command` may be a string (configs) or the whole argv
+/// (capture files), `args` is appended. Secret-looking env values are
+/// replaced (see [`redacted_env`]) and header values are never kept, since
+/// the result is written to the committed lock.
+pub fn launch_spec(entry: &Object) -> Option<Value> {
+    let strings = |v: Option<&Value>| -> Vec<Value> {
+        match v {
+            Some(Value::String(s)) => vec![Value::String(s.clone())],
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter(|i| matches!(i, Value::String(_)))
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let mut spec = Object::new();
+    if let Some(command @ (Value::String(_) | Value::Array(_))) = entry.get("command") {
+        let mut argv = strings(Some(command));
+        if let Some(args @ Value::Array(_)) = entry.get("args") {
+            argv.extend(strings(Some(args)));
+        }
+        spec.insert("command".into(), Value::Array(argv));
+        if let Some(env) = entry
+            .get("env")
+            .and_then(Value::as_object)
+            .filter(|e| !e.is_empty())
+        {
+            spec.insert("env".into(), Value::Object(redacted_env(env)));
+        }
+        if let Some(cwd @ Value::String(_)) = entry.get("cwd") {
+            spec.insert("cwd".into(), cwd.clone());
+        }
+    } else if let Some(url @ Value::String(_)) = entry.get("url") {
+        spec.insert("url".into(), url.clone());
+        // Configs say `type`; capture files say `transport`.
+        let kind = ["type", "transport"]
+            .iter()
+            .find_map(|k| entry.get(k).and_then(Value::as_str));
+        if let Some(kind) = kind {
+            // One name per transport, so that the same server written for
+            // two clients reads as the same launch.
+            let kind = match kind {
+                "streamable-http" | "streamableHttp" | "http" => "http",
+                other => other,
+            };
+            spec.insert("type".into(), Value::String(kind.to_string()));
+        }
+        if let Some(headers) = entry
+            .get("headers")
+            .and_then(Value::as_object)
+            .filter(|h| !h.is_empty())
+        {
+            let mut names: Vec<&String> = headers.iter().map(|(k, _)| k).collect();
+            names.sort();
+            spec.insert(
+                "headers".into(),
+                Value::Array(
+                    names
+                        .into_iter()
+                        .map(|n| Value::String(n.clone()))
+                        .collect(),
+                ),
+            );
+        }
+    } else {
+        return None;
+    }
+    Some(Value::Object(spec))
+}
+
+/// The value written in place of a secret by [`redacted_env`].
+const REDACTED: &str = "<redacted>";
+
+/// An environment with the same keys, where a value that looks like a
+/// secret (by its name or its shape, as the transport detector judges it)
+/// is replaced by the string `<redacted>`. A reference (`${env:NAME}`, `${NAME}`,
+/// `${input:NAME}`) is kept: it names a secret without holding it, and a
+/// changed reference is a changed launch.
+pub fn redacted_env(env: &Object) -> Object {
+    env.iter()
+        .map(|(name, v)| {
+            // A value that is not a string is judged by its JSON text.
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => crate::canon::jcs_string(other),
+            };
+            let secret = !is_reference(&text)
+                && (transport::named_secret(name, &text).is_some()
+                    || !transport::secret_ranges(&text).is_empty());
+            let v = if secret {
+                Value::String(REDACTED.to_string())
+            } else {
+                v.clone()
+            };
+            (name.clone(), v)
+        })
+        .collect()
+}
+
+/// `${NAME}`, `${env:NAME}` or `${input:NAME}`, and nothing else.
+fn is_reference(v: &str) -> bool {
+    let Some(inner) = v.strip_prefix("${").and_then(|r| r.strip_suffix('}')) else {
+        return false;
+    };
+    let name = inner
+        .strip_prefix("env:")
+        .or_else(|| inner.strip_prefix("input:"))
+        .unwrap_or(inner);
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// JSON with comments to JSON, offsets kept: `//` and `/* */` comments and
@@ -362,5 +486,115 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("names no MCP servers"), "{e}");
+    }
+    fn obj(text: &str) -> Object {
+        json::parse(text.as_bytes())
+            .unwrap()
+            .0
+            .as_object()
+            .unwrap()
+            .clone()
+    }
+
+    fn spec(text: &str) -> Option<String> {
+        launch_spec(&obj(text)).map(|v| crate::canon::jcs_string(&v))
+    }
+
+    #[test]
+    fn launch_spec_of_a_command_is_the_whole_argv() {
+        // A config: command and args.
+        assert_eq!(
+            spec(r#"{"command": "npx", "args": ["-y", "pkg@1.0.0"], "type": "stdio"}"#).as_deref(),
+            Some(r#"{"command":["npx","-y","pkg@1.0.0"]}"#)
+        );
+        // A capture file: the argv in `command`, an empty env, a transport.
+        assert_eq!(
+            spec(r#"{"transport": "stdio", "command": ["node", "x.js"], "env": {}}"#).as_deref(),
+            Some(r#"{"command":["node","x.js"]}"#)
+        );
+        // The same launch from both shapes is the same value.
+        assert_eq!(
+            launch_spec(&obj(r#"{"command": "uvx", "args": ["a"], "cwd": "/srv"}"#)),
+            launch_spec(&obj(r#"{"cwd": "/srv", "command": ["uvx", "a"]}"#))
+        );
+        assert_eq!(
+            spec(r#"{"command": ["a", 1, "b"], "args": ["c", null], "cwd": "/w", "env": {"DEBUG": "1"}}"#)
+                .as_deref(),
+            Some(r#"{"command":["a","b","c"],"cwd":"/w","env":{"DEBUG":"1"}}"#)
+        );
+    }
+
+    #[test]
+    fn launch_spec_of_a_url_keeps_header_names_only() {
+        assert_eq!(
+            spec(
+                r#"{"url": "https://e.com/mcp", "type": "streamable-http",
+                     "headers": {"X-Api-Key": "sk-live-1234567890abcdef", "Accept": "a"}}"#
+            )
+            .as_deref(),
+            Some(r#"{"headers":["Accept","X-Api-Key"],"type":"http","url":"https://e.com/mcp"}"#)
+        );
+        for (kind, want) in [("streamableHttp", "http"), ("http", "http"), ("sse", "sse")] {
+            let got = spec(&format!(
+                r#"{{"url": "u", "type": "{kind}", "headers": {{}}}}"#
+            ));
+            assert_eq!(got, Some(format!(r#"{{"type":"{want}","url":"u"}}"#)));
+        }
+        assert_eq!(
+            spec(r#"{"url": "u", "transport": "streamable-http"}"#).as_deref(),
+            Some(r#"{"type":"http","url":"u"}"#)
+        );
+        assert_eq!(spec(r#"{"url": "u"}"#).as_deref(), Some(r#"{"url":"u"}"#));
+    }
+
+    #[test]
+    fn launch_spec_needs_a_command_or_a_url() {
+        assert_eq!(spec(r#"{"type": "stdio", "env": {"A": "b"}}"#), None);
+        assert_eq!(spec(r#"{"command": 3, "url": 4}"#), None);
+        assert_eq!(spec("{}"), None);
+    }
+
+    #[test]
+    fn redacted_env_hides_secrets_and_keeps_references() {
+        let env = obj(
+            r#"{"GITHUB_TOKEN": "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+                "PASSWORD": "hunter2hunter2",
+                "OPTS": "--verbose --api-key=Zk8c2LqP9xVb4RtY7w",
+                "API_KEY": "${env:API_KEY}",
+                "TOKEN": "${input:token}",
+                "SECRET": "${SECRET}",
+                "PIN_CODE_SECRET": 12345678,
+                "HOME_DIR": "/home/me",
+                "DEBUG": "1",
+                "SLACK_BOT_TOKEN": "dummy-not-a-token"}"#,
+        );
+        let got = redacted_env(&env);
+        let keys: Vec<&String> = got.iter().map(|(k, _)| k).collect();
+        let want: Vec<&String> = env.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, want, "same keys, same order");
+        let value = |k: &str| crate::canon::jcs_string(got.get(k).unwrap());
+        for k in ["GITHUB_TOKEN", "PASSWORD", "OPTS", "PIN_CODE_SECRET"] {
+            assert_eq!(value(k), r#""<redacted>""#, "{k}");
+        }
+        assert_eq!(value("API_KEY"), r#""${env:API_KEY}""#);
+        assert_eq!(value("TOKEN"), r#""${input:token}""#);
+        assert_eq!(value("SECRET"), r#""${SECRET}""#);
+        assert_eq!(value("HOME_DIR"), r#""/home/me""#);
+        assert_eq!(value("DEBUG"), r#""1""#);
+        assert_eq!(value("SLACK_BOT_TOKEN"), r#""dummy-not-a-token""#);
+        // Through launch_spec, a secret never reaches the spec.
+        let s = spec(r#"{"command": "x", "env": {"GITHUB_TOKEN": "ghp_0123456789abcdefghijABCDEFGHIJ012345"}}"#)
+            .unwrap();
+        assert!(!s.contains("ghp_"), "{s}");
+    }
+
+    #[test]
+    fn only_whole_references_are_references() {
+        assert!(is_reference("${env:A_B}"));
+        assert!(is_reference("${input:my-token}"));
+        assert!(is_reference("${X}"));
+        assert!(!is_reference("${}"));
+        assert!(!is_reference("x${env:A}"));
+        assert!(!is_reference("${env:A} ghp_x"));
     }
 }

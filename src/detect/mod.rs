@@ -16,7 +16,7 @@ mod poison;
 mod shadow;
 mod squat;
 pub mod text;
-mod transport;
+pub(crate) mod transport;
 
 use std::collections::BTreeSet;
 

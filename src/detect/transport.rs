@@ -1211,7 +1211,7 @@ fn is_scheme(w: &str) -> bool {
 /// name (`TOKEN=VALUE`, `--api-key VALUE`, `--token=VALUE`,
 /// `Authorization: Bearer VALUE`), and a credential after `Bearer` or
 /// `Basic`. Sorted, not overlapping.
-fn secret_ranges(text: &str) -> Vec<(Range<usize>, String)> {
+pub(crate) fn secret_ranges(text: &str) -> Vec<(Range<usize>, String)> {
     const QUOTES: [char; 2] = ['\'', '"'];
     let mut toks: Vec<Range<usize>> = Vec::new();
     let mut start = None;
@@ -1362,7 +1362,7 @@ const KEY_QUALIFIERS: [&str; 20] = [
 
 /// Why a value under `name` is a secret, if it is: a credential name and
 /// a literal value (not a reference or a placeholder).
-fn named_secret(name: &str, value: &str) -> Option<String> {
+pub(crate) fn named_secret(name: &str, value: &str) -> Option<String> {
     let words = name_words(name);
     let last = words.last()?.as_str();
     let strong = matches!(

@@ -105,8 +105,10 @@ pub struct Server {
     pub source: PathBuf,
     /// Server-level descriptor (instructions, serverInfo, prompts...).
     pub descriptor: Descriptor,
-    /// How the client reaches it (`transport`, `command`, `url`, `env`...),
-    /// as written; not digested, reviewed by the transport detector.
+    /// How the client reaches it (`transport`, `command`, `cwd`, `url`,
+    /// `env`...), as written; not digested, reviewed by the transport
+    /// detector, and recorded in the lock through
+    /// [`crate::config::launch_spec`].
     pub launch: Object,
     /// Tools by name.
     pub tools: BTreeMap<String, Tool>,
@@ -655,7 +657,7 @@ fn build_server(
                 let keyed = keyed_list(path, v, id, &at, &mut ambiguities)?;
                 server_fields.insert(k.clone(), Value::Object(keyed));
             }
-            "transport" | "command" | "args" | "url" | "env" | "headers" | "type" => {
+            "transport" | "command" | "args" | "cwd" | "url" | "env" | "headers" | "type" => {
                 launch.insert(k.clone(), v.clone());
             }
             _ => {}

@@ -61,6 +61,11 @@ pub struct Entry {
 /// A server's entries.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LockServer {
+    /// The launch that was reviewed ([`crate::config::launch_spec`]): what
+    /// runs or where it connects. `capture` runs a server without asking
+    /// only when its launch is this one. Absent in locks written before
+    /// launches were recorded.
+    pub launch: Option<Value>,
     /// The server-level entry (instructions, serverInfo, prompts...).
     pub server: Option<Entry>,
     /// Tool entries by name.
@@ -135,8 +140,19 @@ impl Lock {
             write_string(name, Escape::Visible, &mut out);
             out.extend_from_slice(b": {");
             let mut first = true;
+            if let Some(launch) = &server.launch {
+                // One line, as a descriptor field: a changed launch is one
+                // removed and one added line in `git diff`.
+                out.extend_from_slice(b"\n      \"launch\": ");
+                write_value(launch, Escape::Visible, &mut out);
+                first = false;
+            }
             if let Some(entry) = &server.server {
-                out.extend_from_slice(b"\n      \"server\": ");
+                out.extend_from_slice(if first {
+                    b"\n      \"server\": "
+                } else {
+                    b",\n      \"server\": "
+                });
                 write_entry(entry, 6, &mut out);
                 first = false;
             }
@@ -291,6 +307,15 @@ fn parse_lock(bytes: &[u8], keep: Option<Arc<Vec<u8>>>) -> Result<Lock, LockErro
                     let mut has_tools = false;
                     r.object(|r, key| -> Result<(), LockError> {
                         match key {
+                            "launch" => {
+                                let at = r.pointer();
+                                match r.value()? {
+                                    // Its members are data (what the config
+                                    // said), not format: any are kept.
+                                    v @ Value::Object(_) => ls.launch = Some(v),
+                                    v => return Err(LockError::at(&at, format!("expected an object, found {}", v.kind()))),
+                                }
+                            }
                             "server" => ls.server = Some(entry(r, None)?),
                             "tools" => {
                                 has_tools = true;
@@ -712,5 +737,76 @@ mod tests {
         let tampered = text.replace("Read\\u200b it", "Read it");
         let e = Lock::parse(tampered.as_bytes()).unwrap_err();
         assert!(e.message.contains("does not match"), "{e:?}");
+    }
+
+    fn with_launch(launch: &str) -> Lock {
+        let mut lock = sample();
+        let (v, _) = json::parse(launch.as_bytes()).unwrap();
+        lock.servers.get_mut("fs").unwrap().launch = Some(v);
+        lock
+    }
+
+    #[test]
+    fn launch_is_one_canonical_line_before_the_entries() {
+        let lock = with_launch(
+            r#"{"env": {"Z": "1", "A": "\u200b"}, "command": ["node", "x.js"], "future": [1.0E1]}"#,
+        );
+        let text = String::from_utf8(lock.to_text()).unwrap();
+        let want = "    \"fs\": {\n      \"launch\": {\"command\":[\"node\",\"x.js\"],\"env\":{\"A\":\"\\u200b\",\"Z\":\"1\"},\"future\":[10]},\n      \"tools\": {\n";
+        assert!(text.contains(want), "{text}");
+        // Read back by both readers, and written back byte for byte.
+        let parsed = Lock::parse(text.as_bytes()).unwrap();
+        assert_eq!(parsed, lock);
+        assert_eq!(parsed.to_text(), text.as_bytes());
+        let fast = Lock::parse_digests_only(Arc::new(text.clone().into_bytes())).unwrap();
+        assert_eq!(fast.servers["fs"].launch, lock.servers["fs"].launch);
+        // Before `server` when both are there.
+        let mut lock = lock;
+        lock.servers.get_mut("fs").unwrap().server = Some(Entry {
+            state: State::Provisional,
+            descriptor: Descriptor::new(Object::new()).0,
+            first_seen: "2026-01-01T00:00:00Z".into(),
+            approval: None,
+            lazy: Default::default(),
+        });
+        let text = lock.to_text();
+        let s = String::from_utf8(text.clone()).unwrap();
+        let (launch, server) = (s.find("\"launch\"").unwrap(), s.find("\"server\"").unwrap());
+        assert!(
+            launch < server && s.contains("},\n      \"server\": {"),
+            "{s}"
+        );
+        assert_eq!(Lock::parse(&text).unwrap().to_text(), text);
+    }
+
+    #[test]
+    fn a_lock_without_launch_still_reads() {
+        let text = sample().to_text();
+        assert!(!String::from_utf8_lossy(&text).contains("launch"));
+        assert_eq!(Lock::parse(&text).unwrap().servers["fs"].launch, None);
+    }
+
+    #[test]
+    fn launch_must_be_an_object_in_both_readers() {
+        let text = String::from_utf8(with_launch(r#"{"url":"u"}"#).to_text()).unwrap();
+        for bad in [r#""npx""#, "[\"npx\"]", "null", "1"] {
+            let edited = text.replace(r#"{"url":"u"}"#, bad);
+            let strict = Lock::parse(edited.as_bytes()).unwrap_err();
+            let fast = Lock::parse_digests_only(Arc::new(edited.into_bytes())).unwrap_err();
+            for e in [strict, fast] {
+                assert_eq!(
+                    e.pointer.as_deref(),
+                    Some("/servers/fs/launch"),
+                    "{bad}: {e:?}"
+                );
+                assert!(e.message.starts_with("expected an object"), "{e:?}");
+            }
+        }
+        let twice = text.replace(
+            r#""launch": {"url":"u"},"#,
+            r#""launch": {"url":"u"}, "launch": {"url":"v"},"#,
+        );
+        let e = Lock::parse(twice.as_bytes()).unwrap_err();
+        assert!(e.message.starts_with("duplicate key"), "{e:?}");
     }
 }

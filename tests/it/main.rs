@@ -10,5 +10,6 @@ mod flow;
 mod git;
 mod history;
 mod hooks;
+mod launch;
 mod properties;
 mod transport;

@@ -613,6 +613,12 @@ proptest! {
         let parsed = Lock::parse(&text).map_err(|e| TestCaseError::fail(format!("{e:?}\n{}", String::from_utf8_lossy(&text))))?;
         prop_assert_eq!(&parsed, &lock);
         prop_assert_eq!(parsed.to_text(), text.clone());
+        // The fast reader keeps the same launches.
+        let fast = Lock::parse_digests_only(std::sync::Arc::new(text.clone()))
+            .map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+        for (name, server) in &lock.servers {
+            prop_assert_eq!(&fast.servers[name].launch, &server.launch);
+        }
         let s = String::from_utf8(text).expect("the lock is UTF-8");
         prop_assert!(s.ends_with("}\n"), "no final newline");
         let raw: Vec<char> = s.chars().filter(|&c| c != '\n' && is_concealing(c)).collect();
@@ -670,6 +676,8 @@ fn arb_lock() -> impl Strategy<Value = Lock> {
     proptest::collection::vec(
         (
             arb_string(),
+            // A launch is data the config wrote: any object, any strings.
+            proptest::option::of(arb_object().prop_map(Value::Object)),
             proptest::option::of(arb_server_entry()),
             proptest::collection::vec(arb_tool_entry(), 0..4),
         ),
@@ -677,10 +685,11 @@ fn arb_lock() -> impl Strategy<Value = Lock> {
     )
     .prop_map(|servers| {
         let mut lock = Lock::default();
-        for (name, server, tools) in servers {
+        for (name, launch, server, tools) in servers {
             lock.servers.insert(
                 name,
                 LockServer {
+                    launch,
                     server,
                     tools: tools.into_iter().collect(),
                 },
