@@ -84,6 +84,69 @@ pub enum Command {
     Init(InitArgs),
     /// Run a git hook's check (pre-push, pre-receive); git calls this through the installed shim
     Hook(HookArgs),
+    /// RUNS the configured MCP servers' commands (or connects to their URLs) and writes
+    /// what each advertises into the inventory folder
+    #[command(long_about = CAPTURE_HELP)]
+    Capture(CaptureArgs),
+}
+
+/// The long help of `capture`: what it runs, with what, and what it writes.
+const CAPTURE_HELP: &str = "\
+Ask each MCP server of the client configs what it advertises, and write one capture
+file per server into the inventory folder, in the format every other command reads.
+
+This RUNS THE COMMANDS the configs name (stdio servers), as your MCP client would, and
+connects to the URLs they name (streamable HTTP, legacy SSE). Read the configs first.
+A server whose launch (command, arguments, environment, URL) is not recorded in
+kams.lock needs a yes on a terminal, or --yes; `git kams record` and `git kams pin`
+record the launch from the capture files.
+
+Configs: the work tree's .mcp.json, .vscode/mcp.json and .cursor/mcp.json, and every
+--config PATH (Claude Desktop's claude_desktop_config.json, say); always as they are in
+the work tree, never from another revision. ${VAR}, ${VAR:-default}, ${env:VAR},
+${workspaceFolder} and ${userHome} are expanded; ${input:...} is refused.
+
+A stdio server runs in the top of the work tree, in a process group of its own, with
+only PATH, HOME, USER, LOGNAME, SHELL, TERM, LANG, LC_ALL and TMPDIR from your
+environment plus the variables its config names; the whole group is ended afterwards.
+The client declares no capabilities: a server that asks for roots gets an empty list,
+one that asks for sampling or elicitation is declined.
+
+Exit status: 0 every server captured, 1 at least one failed (the others are written;
+failed servers' earlier files are left as they were), 2 nothing was run (bad config,
+unknown server, no confirmation).";
+
+/// How servers are captured (`capture`, `scan --capture`).
+#[derive(Args, Debug, Clone)]
+pub struct CaptureOpts {
+    /// Run servers whose launch is not recorded in kams.lock without asking
+    #[arg(long)]
+    pub yes: bool,
+
+    /// Seconds each server gets, from start to end of session [default: 30]
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+
+    /// Servers captured at once [default: 4]
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+/// Arguments of `capture`.
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    /// Only these servers (names in the configs); all when none
+    #[arg(value_name = "SERVER")]
+    pub servers: Vec<String>,
+
+    /// How to capture
+    #[command(flatten)]
+    pub opts: CaptureOpts,
+
+    /// Folder to write to [default: the inventory folder: --inventory, git config
+    /// kams.inventory, else .kams/inventory/]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Arguments of `log`.
@@ -197,4 +260,13 @@ pub struct ScanArgs {
     /// [default: git config kams.failOn, else low]
     #[arg(long, value_name = "SEVERITY")]
     pub fail_on: Option<String>,
+
+    /// Capture the configured servers now (RUNS their commands, see `git kams capture --help`)
+    /// and scan that, writing no file; exit 2 when a capture fails
+    #[arg(long, conflicts_with = "inventory_at")]
+    pub capture: bool,
+
+    /// How to capture, with --capture
+    #[command(flatten)]
+    pub capture_opts: CaptureOpts,
 }

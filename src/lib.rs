@@ -8,6 +8,7 @@
 //! pure core.
 
 pub mod canon;
+pub mod capture;
 pub mod cli;
 pub mod commands;
 pub mod compare;
@@ -38,6 +39,7 @@ pub fn run(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         cli::Command::Blame(a) => commands::blame::run(&env, a, out),
         cli::Command::Init(a) => commands::init::run(&env, a, out),
         cli::Command::Hook(a) => commands::hook::run(&env, a, out, err),
+        cli::Command::Capture(a) => commands::capture::run(&env, a, out, err),
     };
     match result {
         Ok(status) => status,

@@ -2,6 +2,7 @@
 //! calls the pure core, and reports through the writer it is given.
 
 pub mod blame;
+pub mod capture;
 pub mod hook;
 pub mod init;
 pub mod log;
@@ -17,6 +18,7 @@ use anyhow::{anyhow, bail, Result};
 
 use crate::cli::{Global, SelectArgs};
 use crate::compare::Pair;
+use crate::config::{self, ClientServer};
 use crate::finding::Severity;
 use crate::git::Repo;
 use crate::inventory::{self, Inventory, ReadOptions};
@@ -104,15 +106,19 @@ impl Env {
     /// The inventory (digests only) and the lock (digests only; a missing
     /// lock reads as empty, a corrupt one is an error), read side by side,
     /// each from the work tree or from the revision `select` names.
+    /// `captured`, when given, is the inventory (files in memory, from
+    /// `scan --capture`).
     pub fn inventory_and_lock(
         &self,
         select: &SelectArgs,
+        captured: Option<Vec<(PathBuf, Vec<u8>)>>,
         err: &mut dyn Write,
     ) -> Result<(Inventory, Lock)> {
         let (paths, opts) = self.inventory_spec(true)?;
-        let inventory_files = match &select.inventory_at {
-            Some(rev) => Some(self.inventory_files_at(rev, &paths)?),
-            None => None,
+        let inventory_files = match (&select.inventory_at, captured) {
+            (_, Some(files)) => Some(files),
+            (Some(rev), None) => Some(self.inventory_files_at(rev, &paths)?),
+            (None, None) => None,
         };
         // The lock comes from the revision `--at` names, or from its file.
         let lock_file = match &select.at {
@@ -149,6 +155,19 @@ impl Env {
             }
         };
         Ok((inventory, lock))
+    }
+
+    /// The MCP client configs of the work tree (or of the current directory
+    /// outside git) and those named with `--config`; always the work
+    /// tree's, even with `--at`, since a client runs what is there now.
+    pub fn client_configs(&self) -> Result<Vec<ClientServer>> {
+        let top = self
+            .repo
+            .workdir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("."));
+        let (_, opts) = self.inventory_spec(true)?;
+        config::read_all(&top, &self.global.config, opts.max_size).map_err(|e| anyhow!("{e}"))
     }
 
     /// The lock's path from the top of the work tree, for reading it from git.

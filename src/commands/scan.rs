@@ -4,20 +4,24 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 
 use super::{emit, Env, Selection, Status};
 use crate::cli::{ScanArgs, SelectArgs};
 use crate::compare;
-use crate::config::{self, ClientServer};
 use crate::detect;
 use crate::finding::{Class, Finding, Severity};
 use crate::report::{self, Format};
 
 /// Every finding of the inventory against the lock, sorted.
-pub fn findings(env: &Env, select: &SelectArgs, err: &mut dyn Write) -> Result<Vec<Finding>> {
+pub fn findings(
+    env: &Env,
+    select: &SelectArgs,
+    captured: Option<Vec<(PathBuf, Vec<u8>)>>,
+    err: &mut dyn Write,
+) -> Result<Vec<Finding>> {
     let keys = &select.keys;
-    let (mut inventory, mut lock) = env.inventory_and_lock(select, err)?;
+    let (mut inventory, mut lock) = env.inventory_and_lock(select, captured, err)?;
     let selection = Selection::new(keys);
     let pairs = compare::pairs(&inventory, &lock);
     selection.check(&pairs)?;
@@ -38,7 +42,7 @@ pub fn findings(env: &Env, select: &SelectArgs, err: &mut dyn Write) -> Result<V
         .collect();
     inventory.materialize(&tools);
     let mut all = compare::compare(&inventory, &lock);
-    let configs = client_configs(env)?;
+    let configs = env.client_configs()?;
     all.extend(detect::run(&detect::Context {
         inventory: &inventory,
         lock: &lock,
@@ -47,19 +51,6 @@ pub fn findings(env: &Env, select: &SelectArgs, err: &mut dyn Write) -> Result<V
     all.retain(|f| selection.matches(&f.server, f.tool.as_deref()));
     Finding::sort(&mut all);
     Ok(all)
-}
-
-/// The MCP client configs of the work tree (or of the current directory
-/// outside git) and those named with `--config`; read from the work tree
-/// even with `--at`, since a client runs what is there now.
-fn client_configs(env: &Env) -> Result<Vec<ClientServer>> {
-    let top = env
-        .repo
-        .workdir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("."));
-    let (_, opts) = env.inventory_spec(true)?;
-    config::read_all(&top, &env.global.config, opts.max_size).map_err(|e| anyhow!("{e}"))
 }
 
 /// Runs `scan` (or `diff` when `drift_only`).
@@ -71,11 +62,27 @@ pub fn run(
     err: &mut dyn Write,
 ) -> Result<Status> {
     let fail_on = env.fail_on(args.fail_on.as_deref())?;
-    let mut all = findings(env, &args.select, err)?;
+    let (captured, failed) = if args.capture {
+        let (files, failed) =
+            super::capture::in_memory(env, &args.select.keys, &args.capture_opts, err)?;
+        (Some(files), failed)
+    } else {
+        (None, Vec::new())
+    };
+    let mut all = findings(env, &args.select, captured, err)?;
+    // A server that could not be captured is not missing from the config:
+    // its entries are not reported as removed.
+    all.retain(|f| !failed.contains(&f.server));
     if drift_only {
         all.retain(|f| f.class == Class::Drift);
     }
-    let status = exit_status(&all, fail_on);
+    // A server that could not be captured was not scanned: that is an
+    // error, whatever the others show.
+    let status = if !failed.is_empty() {
+        2
+    } else {
+        exit_status(&all, fail_on)
+    };
     emit(out, |out| match env.global.format {
         Format::Text => report::write_text(&all, out),
         Format::Json => report::write_json(&all, fail_on, out),

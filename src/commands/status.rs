@@ -28,7 +28,7 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Status> {
-    let (inventory, lock) = env.inventory_and_lock(args, err)?;
+    let (inventory, lock) = env.inventory_and_lock(args, None, err)?;
     let all = pairs(&inventory, &lock);
     let selection = Selection::new(&args.keys);
     selection.check(&all)?;

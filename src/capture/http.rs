@@ -1,0 +1,1426 @@
+//! MCP over HTTP: the streamable HTTP transport (protocol 2025-03-26 and
+//! later) and the HTTP+SSE transport of 2024-11-05 that it replaced.
+//!
+//! We speak the transport ourselves instead of using an MCP SDK because the
+//! session must see every message exactly as the server sent it (duplicate
+//! keys, unknown fields) for the strict parser. So this module moves whole
+//! message texts as bytes and never parses JSON: it knows just enough HTTP
+//! and server-sent events to find where one message ends. Every read is
+//! bounded by the session's deadline and by the message cap, so that a stuck
+//! or hostile server can neither hang a capture nor fill memory.
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead, BufReader, Read};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use ureq::http::{self, header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use ureq::{Agent, AsSendBody, Body};
+
+use super::transport::Transport;
+use crate::text::escape_display;
+
+/// Which HTTP flavour a config entry asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HttpKind {
+    /// Streamable HTTP, falling back to legacy SSE when the first POST is
+    /// answered 400, 404 or 405 (the spec's advice for clients that support
+    /// older servers).
+    Auto,
+    /// Streamable HTTP only (protocol 2025-03-26 and later).
+    Streamable,
+    /// The HTTP+SSE transport of protocol 2024-11-05 only.
+    Sse,
+}
+
+/// Limits for one HTTP session.
+pub struct HttpOptions {
+    /// The largest message accepted, in bytes: a JSON body or the data of one
+    /// server-sent event.
+    pub max_message: usize,
+    /// When everything must be done: connecting, every request, and every
+    /// read of a stream, including those on background threads.
+    pub deadline: Instant,
+}
+
+/// Opens a session with the server at `url`, sending `headers` (name, value) on every request.
+///
+/// For [`HttpKind::Sse`] this opens the event stream and waits for its
+/// `endpoint` event; the other kinds make their first request on the first
+/// [`Transport::send`].
+pub fn connect(
+    url: &str,
+    headers: &[(String, String)],
+    kind: HttpKind,
+    opts: &HttpOptions,
+) -> Result<Box<dyn Transport>> {
+    let base: Uri = url
+        .parse()
+        .ok()
+        .filter(|u: &Uri| matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some())
+        .ok_or_else(|| anyhow!("the server URL is not an absolute http or https URL"))?;
+    // Checked here so that a bad entry fails before any request, and so that
+    // the error names the header but never shows its value (often a token).
+    let headers = headers
+        .iter()
+        .map(|(name, value)| {
+            let shown = escape_display(name);
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| anyhow!("header `{shown}`: not a valid HTTP header name"))?;
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                anyhow!("header `{shown}`: its value is not a valid HTTP header value")
+            })?;
+            Ok((name, value))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let agent: Agent = Agent::config_builder()
+        // Error statuses are answers we report with their body, not failures.
+        .http_status_as_error(false)
+        // A redirect would carry the configured headers, credentials
+        // included, to wherever it points; a redirect is reported instead.
+        .max_redirects(0)
+        // The session talks to the configured URL only; a proxy is not taken
+        // from the environment behind the user's back.
+        .proxy(None)
+        .user_agent(concat!("git-kams/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into();
+    let (tx, rx) = mpsc::channel();
+    let mut transport = HttpTransport {
+        agent,
+        base,
+        url: url.to_owned(),
+        headers,
+        mode: Mode::Undecided,
+        posted: false,
+        session_id: None,
+        protocol_version: None,
+        max_message: opts.max_message,
+        deadline: opts.deadline,
+        queue: VecDeque::new(),
+        tx,
+        rx,
+        open_streams: 0,
+    };
+    match kind {
+        HttpKind::Auto => {}
+        HttpKind::Streamable => transport.mode = Mode::Streamable,
+        HttpKind::Sse => {
+            let post_url = transport.open_legacy()?;
+            transport.mode = Mode::Legacy { post_url };
+        }
+    }
+    Ok(Box::new(transport))
+}
+
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+const EVENT_STREAM: &str = "text/event-stream";
+const SESSION_ID: &str = "mcp-session-id";
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// How long `close` gives the DELETE that ends a session: long enough for a
+/// server nearby, short enough that closing never holds up the run.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How many characters of an error body a message shows.
+const SNIPPET_CHARS: usize = 200;
+/// Room on one SSE line above the message cap, for the field name ("data: ").
+const LINE_SLACK: usize = 64;
+
+/// Which transport the session settled on.
+enum Mode {
+    /// `Auto` before its first POST.
+    Undecided,
+    Streamable,
+    /// HTTP+SSE: messages are POSTed to the URL the `endpoint` event named.
+    Legacy {
+        post_url: String,
+    },
+}
+
+/// What the stream threads hand to `recv`.
+enum Incoming {
+    Message(Vec<u8>),
+    /// The stream ended: no more messages from it.
+    Ended,
+    /// The stream broke (timeout, a message over the cap, a reset).
+    Failed(anyhow::Error),
+}
+
+/// One session with an MCP server over HTTP.
+struct HttpTransport {
+    /// One agent per session, so that `close` can shut down exactly this
+    /// session's connections.
+    agent: Agent,
+    base: Uri,
+    url: String,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    mode: Mode,
+    /// Whether a streamable POST was answered: the session id comes with the
+    /// answer to the first one (initialize).
+    posted: bool,
+    session_id: Option<HeaderValue>,
+    protocol_version: Option<String>,
+    max_message: usize,
+    deadline: Instant,
+    /// Messages that came as JSON bodies of POST answers.
+    queue: VecDeque<Vec<u8>>,
+    tx: Sender<Incoming>,
+    rx: Receiver<Incoming>,
+    /// Streams whose thread has not yet said `Ended` or `Failed`.
+    open_streams: usize,
+}
+
+impl Transport for HttpTransport {
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        match &self.mode {
+            Mode::Streamable => {
+                let response = self.post(
+                    &self.url,
+                    message,
+                    Some(ACCEPT_BOTH),
+                    "POST to the MCP endpoint",
+                )?;
+                self.take_streamable(response)
+            }
+            Mode::Legacy { post_url } => {
+                let post_url = post_url.clone();
+                self.send_legacy(&post_url, message)
+            }
+            Mode::Undecided => {
+                let response = self.post(
+                    &self.url,
+                    message,
+                    Some(ACCEPT_BOTH),
+                    "POST to the MCP endpoint",
+                )?;
+                let status = response.status();
+                // The statuses with which a server of the old transport
+                // refuses a POST to its SSE URL (spec, backwards compatibility).
+                if matches!(status.as_u16(), 400 | 404 | 405) {
+                    let refused = status_error("the MCP endpoint", response);
+                    let post_url = self.open_legacy().map_err(|e| {
+                        anyhow!("{refused:#}; the legacy HTTP+SSE transport failed too: {e:#}")
+                    })?;
+                    self.mode = Mode::Legacy {
+                        post_url: post_url.clone(),
+                    };
+                    return self.send_legacy(&post_url, message);
+                }
+                self.mode = Mode::Streamable;
+                self.take_streamable(response)
+            }
+        }
+    }
+
+    fn recv(&mut self, deadline: Instant) -> Result<Option<Vec<u8>>> {
+        loop {
+            if let Some(message) = self.queue.pop_front() {
+                return Ok(Some(message));
+            }
+            let incoming = match self.rx.try_recv() {
+                Ok(incoming) => incoming,
+                // The transport holds a sender itself, so only Empty happens.
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => {
+                    if self.open_streams == 0 {
+                        return Ok(None);
+                    }
+                    let wait = deadline.saturating_duration_since(Instant::now());
+                    match self.rx.recv_timeout(wait) {
+                        Ok(incoming) => incoming,
+                        Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => bail!(
+                            "no message from the server before the deadline ({})",
+                            self.flavour()
+                        ),
+                    }
+                }
+            };
+            match incoming {
+                Incoming::Message(message) => return Ok(Some(message)),
+                Incoming::Ended => self.open_streams -= 1,
+                Incoming::Failed(e) => {
+                    self.open_streams -= 1;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    fn negotiated(&mut self, protocol_version: &str) {
+        self.protocol_version = Some(protocol_version.to_owned());
+    }
+
+    fn close(&mut self) {
+        if matches!(self.mode, Mode::Streamable) && self.session_id.is_some() {
+            if let Ok(request) = self
+                .request(Method::DELETE, &self.url, None, false)
+                .and_then(|b| Ok(b.body(())?))
+            {
+                // The spec lets a server refuse (405), and a server that is
+                // gone has ended the session anyway: nothing to report.
+                let _ = self.run(request, CLOSE_TIMEOUT);
+            }
+        }
+        // Closes every connection of this session, also those the stream
+        // threads are blocked reading, so the threads end now and not at the
+        // deadline.
+        self.agent.clone().shutdown();
+    }
+}
+
+impl HttpTransport {
+    /// The transport's name for messages.
+    fn flavour(&self) -> &'static str {
+        match self.mode {
+            Mode::Legacy { .. } => "HTTP+SSE",
+            _ => "streamable HTTP",
+        }
+    }
+
+    /// Time left before the deadline, or an error naming what could not start.
+    fn remaining(&self, what: &str) -> Result<Duration> {
+        match self.deadline.checked_duration_since(Instant::now()) {
+            Some(left) if !left.is_zero() => Ok(left),
+            _ => bail!("{what}: the deadline passed before it could start"),
+        }
+    }
+
+    /// A request with the configured headers and the session's own. Ours
+    /// replace configured ones of the same name, since the transport depends
+    /// on them.
+    fn request(
+        &self,
+        method: Method,
+        url: &str,
+        accept: Option<&'static str>,
+        json_body: bool,
+    ) -> Result<http::request::Builder> {
+        let mut headers = HeaderMap::new();
+        for (name, value) in &self.headers {
+            headers.append(name.clone(), value.clone());
+        }
+        if let Some(accept) = accept {
+            headers.insert(header::ACCEPT, HeaderValue::from_static(accept));
+        }
+        if json_body {
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+        }
+        if let Some(id) = &self.session_id {
+            headers.insert(HeaderName::from_static(SESSION_ID), id.clone());
+        }
+        if let Some(version) = &self.protocol_version {
+            let value = HeaderValue::from_str(version).map_err(|_| {
+                anyhow!(
+                    "the negotiated protocol version `{}` cannot be sent as an HTTP header",
+                    escape_display(version)
+                )
+            })?;
+            headers.insert(HeaderName::from_static(PROTOCOL_VERSION), value);
+        }
+        let mut builder = http::Request::builder().method(method).uri(url);
+        if let Some(slot) = builder.headers_mut() {
+            *slot = headers;
+        }
+        Ok(builder)
+    }
+
+    /// Runs a request, the whole of it (body reads included) bounded by `timeout`.
+    fn run(
+        &self,
+        request: http::Request<impl AsSendBody>,
+        timeout: Duration,
+    ) -> Result<http::Response<Body>, ureq::Error> {
+        let request = self
+            .agent
+            .configure_request(request)
+            .timeout_global(Some(timeout))
+            .build();
+        self.agent.run(request)
+    }
+
+    /// POSTs one message, bounded by the session deadline.
+    fn post(
+        &self,
+        url: &str,
+        message: &[u8],
+        accept: Option<&'static str>,
+        what: &str,
+    ) -> Result<http::Response<Body>> {
+        let timeout = self.remaining(what)?;
+        let request = self
+            .request(Method::POST, url, accept, true)?
+            .body(message)?;
+        self.run(request, timeout).map_err(|e| failed(what, e))
+    }
+
+    /// Takes the answer to a streamable HTTP POST: nothing (202), one JSON
+    /// message, or an event stream read on a thread.
+    fn take_streamable(&mut self, response: http::Response<Body>) -> Result<()> {
+        let first = !self.posted;
+        self.posted = true;
+        let status = response.status();
+        if !status.is_success() {
+            let ended = status == StatusCode::NOT_FOUND && self.session_id.is_some();
+            let e = status_error("the MCP endpoint", response);
+            // A 404 to a request with a session id is how the spec says the
+            // server ended the session.
+            return Err(if ended {
+                e.context("the server ended the session")
+            } else {
+                e
+            });
+        }
+        if first {
+            self.session_id = session_id(&response)?;
+        }
+        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+            return Ok(());
+        }
+        match media_type(&response).as_str() {
+            "application/json" => {
+                let body = response.into_body();
+                if body.content_length().is_some_and(|n| n > self.max_message as u64) {
+                    bail!(too_big(self.max_message));
+                }
+                let message = read_message(body.into_reader(), self.max_message)?;
+                // Some servers answer a notification with an empty 200 instead
+                // of 202: there is no message in it.
+                if !message.iter().all(u8::is_ascii_whitespace) {
+                    self.queue.push_back(message);
+                }
+                Ok(())
+            }
+            EVENT_STREAM => self.spawn_stream(SseReader::new(
+                BufReader::new(response.into_body().into_reader()),
+                self.max_message,
+            )),
+            other => bail!(
+                "the MCP endpoint answered HTTP {status} with content type `{}`, expected application/json or text/event-stream",
+                escape_display(other)
+            ),
+        }
+    }
+
+    /// Opens the HTTP+SSE event stream and returns the URL its `endpoint`
+    /// event names; the stream then goes on on a thread.
+    fn open_legacy(&mut self) -> Result<String> {
+        let what = "GET of the SSE stream";
+        let timeout = self.remaining(what)?;
+        let request = self
+            .request(Method::GET, &self.url, Some(EVENT_STREAM), false)?
+            .body(())?;
+        let response = self.run(request, timeout).map_err(|e| failed(what, e))?;
+        if !response.status().is_success() {
+            return Err(status_error("the SSE endpoint", response));
+        }
+        let media = media_type(&response);
+        if media != EVENT_STREAM {
+            bail!(
+                "the SSE endpoint answered with content type `{}`, expected text/event-stream",
+                escape_display(&media)
+            );
+        }
+        let mut events = SseReader::new(
+            BufReader::new(response.into_body().into_reader()),
+            self.max_message,
+        );
+        let endpoint = match events.next_event()? {
+            Some(event) if event.kind == "endpoint" => event.data,
+            Some(event) => bail!(
+                "the SSE stream's first event is `{}`, expected `endpoint`",
+                escape_display(&event.kind)
+            ),
+            None => bail!("the SSE stream ended before its endpoint event"),
+        };
+        let endpoint = String::from_utf8(endpoint)
+            .map_err(|_| anyhow!("the SSE endpoint event is not UTF-8"))?;
+        let post_url = resolve_endpoint(&self.base, endpoint.trim())?;
+        self.spawn_stream(events)?;
+        Ok(post_url)
+    }
+
+    /// POSTs one message to the HTTP+SSE message endpoint; the answer comes
+    /// on the event stream.
+    fn send_legacy(&mut self, post_url: &str, message: &[u8]) -> Result<()> {
+        let what = "POST to the SSE message endpoint";
+        let response = self.post(post_url, message, None, what)?;
+        if !response.status().is_success() {
+            return Err(status_error("the SSE message endpoint", response));
+        }
+        Ok(())
+    }
+
+    /// Reads an event stream on its own thread, each `message` event into the channel.
+    fn spawn_stream<R: BufRead + Send + 'static>(&mut self, events: SseReader<R>) -> Result<()> {
+        let tx = self.tx.clone();
+        thread::Builder::new()
+            .name("kams-mcp-sse".to_owned())
+            .spawn(move || pump(events, tx))
+            .context("cannot start a thread to read the server's event stream")?;
+        self.open_streams += 1;
+        Ok(())
+    }
+}
+
+/// The body of a stream thread: every `message` event to `tx`, then how the stream ended.
+fn pump<R: BufRead>(mut events: SseReader<R>, tx: Sender<Incoming>) {
+    let last = loop {
+        match events.next_event() {
+            Ok(Some(event)) if event.kind == "message" => {
+                if tx.send(Incoming::Message(event.data)).is_err() {
+                    return; // the transport is gone: nobody is listening
+                }
+            }
+            // Other events (a later `endpoint`, pings) carry no message.
+            Ok(Some(_)) => {}
+            Ok(None) => break Incoming::Ended,
+            Err(e) => break Incoming::Failed(e),
+        }
+    };
+    // A send error means the transport is gone and the end needs no telling.
+    let _ = tx.send(last);
+}
+
+/// The error for a request that got no answer.
+fn failed(what: &str, e: ureq::Error) -> anyhow::Error {
+    match e {
+        ureq::Error::Timeout(_) => anyhow!("{what}: no answer before the deadline"),
+        e => anyhow!("{what}: {e}"),
+    }
+}
+
+/// The error for a read of a body that broke off.
+fn read_failed(what: &str, e: io::Error) -> anyhow::Error {
+    failed(what, ureq::Error::from(e))
+}
+
+/// The error for a message past the cap.
+fn too_big(max_message: usize) -> String {
+    format!("response over {max_message} bytes (cap on one message)")
+}
+
+/// Reads one whole message, never holding more than the cap and one byte.
+fn read_message(reader: impl Read, max_message: usize) -> Result<Vec<u8>> {
+    let mut message = Vec::new();
+    reader
+        .take(max_message as u64 + 1)
+        .read_to_end(&mut message)
+        .map_err(|e| read_failed("reading the response body", e))?;
+    if message.len() > max_message {
+        bail!(too_big(max_message));
+    }
+    Ok(message)
+}
+
+/// The error for a non-2xx answer: the status and the start of the body,
+/// escaped, since the body is the server's text and may hold control
+/// characters meant for the terminal.
+fn status_error(what: &str, response: http::Response<Body>) -> anyhow::Error {
+    let status = response.status();
+    let mut raw = Vec::new();
+    // Four bytes a character at most. A body that breaks off is still worth
+    // showing as far as it came, so a read error only ends the snippet.
+    let _ = response
+        .into_body()
+        .into_reader()
+        .take(SNIPPET_CHARS as u64 * 4)
+        .read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw);
+    let snippet: String = text.chars().take(SNIPPET_CHARS).collect();
+    let snippet = snippet.trim_end();
+    if snippet.is_empty() {
+        anyhow!("{what} answered HTTP {status} with an empty body")
+    } else {
+        anyhow!("{what} answered HTTP {status}: {}", escape_display(snippet))
+    }
+}
+
+/// The media type of a response, lowercase, without parameters.
+fn media_type(response: &http::Response<Body>) -> String {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// The session id the server assigned, checked against the spec's
+/// alphabet (visible ASCII) since it is sent back on every request.
+fn session_id(response: &http::Response<Body>) -> Result<Option<HeaderValue>> {
+    match response.headers().get(SESSION_ID) {
+        None => Ok(None),
+        Some(id) if !id.is_empty() && id.as_bytes().iter().all(|b| (0x21..=0x7E).contains(b)) => {
+            Ok(Some(id.clone()))
+        }
+        Some(_) => bail!("the server's Mcp-Session-Id has characters outside visible ASCII"),
+    }
+}
+
+/// The HTTP+SSE POST URL: the `endpoint` event's URI reference resolved
+/// against the SSE URL (RFC 3986, section 5.2). Another origin is refused,
+/// because every POST carries the configured headers, credentials included.
+fn resolve_endpoint(base: &Uri, reference: &str) -> Result<String> {
+    let reference = reference.split('#').next().unwrap_or_default();
+    let scheme = base.scheme_str().unwrap_or("http");
+    let authority = base.authority().map_or("", |a| a.as_str());
+    let base_path = base.path();
+    let has_scheme = reference
+        .find(':')
+        .is_some_and(|i| i > 0 && !reference[..i].contains(['/', '?']));
+    let joined = if has_scheme {
+        reference.to_owned()
+    } else if let Some(rest) = reference.strip_prefix("//") {
+        format!("{scheme}://{rest}")
+    } else if reference.is_empty() || reference.starts_with('?') {
+        format!("{scheme}://{authority}{base_path}{reference}")
+    } else {
+        let merged = if reference.starts_with('/') {
+            reference.to_owned()
+        } else {
+            let dir = &base_path[..base_path.rfind('/').map_or(0, |i| i + 1)];
+            format!("{dir}{reference}")
+        };
+        let (path, query) = match merged.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (merged.as_str(), None),
+        };
+        let path = remove_dot_segments(path);
+        match query {
+            Some(query) => format!("{scheme}://{authority}{path}?{query}"),
+            None => format!("{scheme}://{authority}{path}"),
+        }
+    };
+    let uri: Uri = joined.parse().map_err(|_| {
+        anyhow!(
+            "the SSE endpoint event `{}` is not a valid URI reference",
+            escape_display(reference)
+        )
+    })?;
+    let (theirs, ours) = (origin(&uri), origin(base));
+    if theirs != ours {
+        bail!(
+            "the SSE endpoint event names another origin ({}://{}:{}) than the server URL; refusing to send the configured headers there",
+            escape_display(&theirs.0),
+            escape_display(&theirs.1),
+            theirs.2
+        );
+    }
+    Ok(joined)
+}
+
+/// Scheme, host and port, the way browsers compare origins.
+fn origin(uri: &Uri) -> (String, String, u16) {
+    let scheme = uri.scheme_str().unwrap_or_default().to_ascii_lowercase();
+    let host = uri.host().unwrap_or_default().to_ascii_lowercase();
+    let port = uri
+        .port_u16()
+        .unwrap_or(if scheme == "https" { 443 } else { 80 });
+    (scheme, host, port)
+}
+
+/// An absolute path without `.` and `..` segments (RFC 3986, section 5.2.4).
+fn remove_dot_segments(path: &str) -> String {
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let mut out: Vec<&str> = Vec::new();
+    for (i, segment) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        match *segment {
+            "." => {}
+            ".." => {
+                out.pop();
+            }
+            other => {
+                out.push(other);
+                continue;
+            }
+        }
+        // A path ending in `.` or `..` names a directory.
+        if last {
+            out.push("");
+        }
+    }
+    format!("/{}", out.join("/"))
+}
+
+/// One dispatched server-sent event.
+struct SseEvent {
+    /// The event type; `message` when the event named none.
+    kind: String,
+    data: Vec<u8>,
+}
+
+/// Reads server-sent events (the WHATWG event-stream format) from bytes,
+/// never holding a line or an event's data past the message cap.
+///
+/// `id` and `retry` are read past: this client does not resume streams.
+struct SseReader<R> {
+    input: R,
+    max_message: usize,
+    line: Vec<u8>,
+    /// The last line ended in CR, so a LF right after it belongs to it.
+    after_cr: bool,
+    started: bool,
+}
+
+impl<R: BufRead> SseReader<R> {
+    fn new(input: R, max_message: usize) -> SseReader<R> {
+        SseReader {
+            input,
+            max_message,
+            line: Vec::new(),
+            after_cr: false,
+            started: false,
+        }
+    }
+
+    /// The next event with data; `None` at the end of the stream.
+    fn next_event(&mut self) -> Result<Option<SseEvent>> {
+        let mut kind = String::new();
+        let mut data: Vec<u8> = Vec::new();
+        let mut has_data = false;
+        loop {
+            if !self.read_line()? {
+                return Ok(None);
+            }
+            if !self.started {
+                self.started = true;
+                if self.line.starts_with(b"\xEF\xBB\xBF") {
+                    self.line.drain(..3);
+                }
+            }
+            let line = self.line.as_slice();
+            if line.is_empty() {
+                // Events without data are not dispatched. That includes the
+                // priming event (an id and an empty data field) that the spec
+                // has servers send first on a stream.
+                if !data.is_empty() {
+                    if kind.is_empty() {
+                        kind.push_str("message");
+                    }
+                    return Ok(Some(SseEvent { kind, data }));
+                }
+                kind.clear();
+                has_data = false;
+                continue;
+            }
+            if line[0] == b':' {
+                continue; // a comment, often a keep-alive
+            }
+            let (field, value) = match line.iter().position(|&b| b == b':') {
+                Some(i) => {
+                    let value = &line[i + 1..];
+                    (&line[..i], value.strip_prefix(b" ").unwrap_or(value))
+                }
+                None => (line, &[][..]),
+            };
+            match field {
+                b"event" => kind = String::from_utf8_lossy(value).into_owned(),
+                b"data" => {
+                    if has_data {
+                        data.push(b'\n');
+                    }
+                    has_data = true;
+                    data.extend_from_slice(value);
+                    if data.len() > self.max_message {
+                        bail!(too_big(self.max_message));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Reads the next line into `self.line`, without its end (CR, LF or
+    /// CRLF). False at the end of the stream: a last line without an end
+    /// belongs to an event that never completed, which SSE discards.
+    fn read_line(&mut self) -> Result<bool> {
+        self.line.clear();
+        let limit = self.max_message.saturating_add(LINE_SLACK);
+        loop {
+            let buf = match self.input.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(read_failed("reading the event stream", e)),
+            };
+            if buf.is_empty() {
+                return Ok(false);
+            }
+            let skip = usize::from(self.after_cr && buf[0] == b'\n');
+            self.after_cr = false;
+            let rest = &buf[skip..];
+            let end = rest.iter().position(|&b| b == b'\n' || b == b'\r');
+            let take = end.unwrap_or(rest.len());
+            if self.line.len() + take > limit {
+                bail!(too_big(self.max_message));
+            }
+            self.line.extend_from_slice(&rest[..take]);
+            match end {
+                Some(i) => {
+                    self.after_cr = rest[i] == b'\r';
+                    self.input.consume(skip + i + 1);
+                    return Ok(true);
+                }
+                None => self.input.consume(skip + take),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    /// One request as the test server saw it.
+    #[derive(Clone, Debug)]
+    struct Seen {
+        method: String,
+        target: String,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    }
+
+    impl Seen {
+        fn header(&self, name: &str) -> Option<&str> {
+            self.headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        }
+
+        fn body_has(&self, needle: &str) -> bool {
+            String::from_utf8_lossy(&self.body).contains(needle)
+        }
+    }
+
+    /// A scripted HTTP/1.1 server on 127.0.0.1: a thread per connection,
+    /// one request per connection, answered by `handler` writing to the
+    /// socket. It stops when dropped, and after 30 s whatever happens.
+    struct Server {
+        base: String,
+        seen: Arc<Mutex<Vec<Seen>>>,
+        stop: Arc<AtomicBool>,
+    }
+
+    impl Server {
+        fn start(handler: impl Fn(&Seen, TcpStream) + Send + Sync + 'static) -> Server {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            listener.set_nonblocking(true).unwrap();
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let stop = Arc::new(AtomicBool::new(false));
+            let handler = Arc::new(handler);
+            let (seen2, stop2) = (seen.clone(), stop.clone());
+            thread::spawn(move || {
+                let started = Instant::now();
+                while !stop2.load(Ordering::SeqCst) && started.elapsed() < Duration::from_secs(30) {
+                    match listener.accept() {
+                        Ok((mut stream, _)) => {
+                            let (seen, handler) = (seen2.clone(), handler.clone());
+                            thread::spawn(move || {
+                                stream.set_nonblocking(false).unwrap();
+                                stream
+                                    .set_read_timeout(Some(Duration::from_secs(10)))
+                                    .unwrap();
+                                stream.set_nodelay(true).unwrap();
+                                if let Some(request) = read_request(&mut stream) {
+                                    seen.lock().unwrap().push(request.clone());
+                                    handler(&request, stream);
+                                }
+                            });
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            thread::sleep(Duration::from_millis(5))
+                        }
+                        Err(_) => break,
+                    }
+                }
+            });
+            Server { base, seen, stop }
+        }
+
+        fn url(&self, path: &str) -> String {
+            format!("{}{path}", self.base)
+        }
+
+        fn seen(&self) -> Vec<Seen> {
+            self.seen.lock().unwrap().clone()
+        }
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn read_request(stream: &mut TcpStream) -> Option<Seen> {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            if stream.read(&mut byte).ok()? == 0 {
+                return None;
+            }
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).ok()?;
+        let mut lines = head.split("\r\n");
+        let mut first = lines.next()?.split(' ');
+        let method = first.next()?.to_owned();
+        let target = first.next()?.to_owned();
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+            .collect();
+        let length = headers
+            .iter()
+            .find(|(n, _)| n == "content-length")
+            .map_or(0, |(_, v)| v.parse().unwrap());
+        let mut body = vec![0; length];
+        stream.read_exact(&mut body).ok()?;
+        Some(Seen {
+            method,
+            target,
+            headers,
+            body,
+        })
+    }
+
+    /// A whole answer with a Content-Length; the connection then closes.
+    fn respond(mut stream: TcpStream, status: &str, headers: &[(&str, &str)], body: &[u8]) {
+        let mut head = format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        let _ = stream.write_all(head.as_bytes());
+        let _ = stream.write_all(body);
+    }
+
+    /// The head of an answer whose body runs until the connection closes.
+    fn open_body(stream: &mut TcpStream, content_type: &str) {
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+    }
+
+    /// Writes in small pieces, so that lines and events arrive split.
+    fn dribble(stream: &mut TcpStream, bytes: &[u8]) -> io::Result<()> {
+        for piece in bytes.chunks(5) {
+            stream.write_all(piece)?;
+            stream.flush()?;
+        }
+        Ok(())
+    }
+
+    fn options(max_message: usize, deadline: Duration) -> HttpOptions {
+        HttpOptions {
+            max_message,
+            deadline: Instant::now() + deadline,
+        }
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(10)
+    }
+
+    fn api_key() -> Vec<(String, String)> {
+        vec![("X-Api-Key".to_owned(), "secret-value".to_owned())]
+    }
+
+    const INIT: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+    const INITIALIZED: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    const LIST: &[u8] = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+
+    #[test]
+    fn streamable_json_echoes_session_id_and_protocol_version() {
+        // Duplicate keys and unknown fields must reach the session verbatim.
+        const INIT_RESULT: &[u8] =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"k":1,"k":2,"extra":true}}"#;
+        const LIST_RESULT: &[u8] = br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#;
+        let server = Server::start(|req, stream| {
+            if req.method == "DELETE" {
+                respond(stream, "200 OK", &[], b"");
+            } else if req.body_has("\"initialize\"") {
+                let headers = [
+                    ("Content-Type", "application/json; charset=utf-8"),
+                    ("Mcp-Session-Id", "sess-42"),
+                ];
+                respond(stream, "200 OK", &headers, INIT_RESULT);
+            } else if req.body_has("notifications/initialized") {
+                respond(stream, "202 Accepted", &[], b"");
+            } else {
+                respond(
+                    stream,
+                    "200 OK",
+                    &[("Content-Type", "application/json")],
+                    LIST_RESULT,
+                );
+            }
+        });
+        let opts = options(1 << 16, Duration::from_secs(10));
+        let mut t = connect(&server.url("/mcp"), &api_key(), HttpKind::Streamable, &opts).unwrap();
+        t.send(INIT).unwrap();
+        assert_eq!(t.recv(soon()).unwrap().unwrap(), INIT_RESULT);
+        t.negotiated("2025-11-25");
+        t.send(INITIALIZED).unwrap();
+        t.send(LIST).unwrap();
+        assert_eq!(t.recv(soon()).unwrap().unwrap(), LIST_RESULT);
+        assert_eq!(
+            t.recv(soon()).unwrap(),
+            None,
+            "no stream is open, no reply can come"
+        );
+        t.close();
+
+        let posts: Vec<Seen> = server
+            .seen()
+            .into_iter()
+            .filter(|s| s.method == "POST")
+            .collect();
+        assert_eq!(posts.len(), 3);
+        assert_eq!(posts[0].body, INIT);
+        assert_eq!(posts[2].body, LIST);
+        for post in &posts {
+            assert_eq!(post.target, "/mcp");
+            assert_eq!(post.header("accept"), Some(ACCEPT_BOTH));
+            assert_eq!(post.header("content-type"), Some("application/json"));
+            assert_eq!(post.header("x-api-key"), Some("secret-value"));
+        }
+        assert_eq!(posts[0].header("mcp-session-id"), None);
+        assert_eq!(posts[0].header("mcp-protocol-version"), None);
+        for post in &posts[1..] {
+            assert_eq!(post.header("mcp-session-id"), Some("sess-42"));
+            assert_eq!(post.header("mcp-protocol-version"), Some("2025-11-25"));
+        }
+    }
+
+    #[test]
+    fn streamable_sse_delivers_server_request_then_response_in_order() {
+        let server = Server::start(|req, mut stream| {
+            if req.method != "POST" {
+                return respond(stream, "405 Method Not Allowed", &[], b"");
+            }
+            open_body(&mut stream, "text/event-stream");
+            let events = concat!(
+                "id: p1\ndata:\n\n",
+                ": keep-alive\n\n",
+                "event: message\nid: 2\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"roots/list\"}\n\n",
+                "event: ping\ndata: not a message\n\n",
+                "retry: 1000\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata:\"id\":7,\"result\":{}}\r\n\r\n",
+            );
+            let _ = dribble(&mut stream, events.as_bytes());
+        });
+        let opts = options(1 << 16, Duration::from_secs(10));
+        let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
+        t.send(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#)
+            .unwrap();
+        assert_eq!(
+            t.recv(soon()).unwrap().unwrap(),
+            br#"{"jsonrpc":"2.0","id":"s1","method":"roots/list"}"#
+        );
+        assert_eq!(
+            t.recv(soon()).unwrap().unwrap(),
+            b"{\"jsonrpc\":\"2.0\",\n\"id\":7,\"result\":{}}"
+        );
+        assert_eq!(t.recv(soon()).unwrap(), None, "the only stream has ended");
+        t.close();
+        assert!(
+            server.seen().iter().all(|s| s.method != "DELETE"),
+            "no session id, so no DELETE"
+        );
+    }
+
+    /// A server of the 2024-11-05 transport at /mcp/sse whose endpoint event
+    /// is `endpoint`, refusing POSTs to the SSE URL with `post_status`. Each
+    /// message POSTed is answered on the stream wrapped in a result.
+    fn legacy_server(post_status: &'static str, endpoint: &'static str) -> Server {
+        let (tx, rx) = mpsc::channel::<Vec<u8>>();
+        let tx = Mutex::new(tx);
+        let rx = Mutex::new(Some(rx));
+        Server::start(
+            move |req, mut stream| match (req.method.as_str(), req.target.as_str()) {
+                ("POST", "/mcp/sse") => respond(stream, post_status, &[], b"wrong transport"),
+                ("GET", "/mcp/sse") => {
+                    let Some(rx) = rx.lock().unwrap().take() else {
+                        return respond(stream, "409 Conflict", &[], b"one stream only");
+                    };
+                    open_body(&mut stream, "text/event-stream");
+                    let hello = format!(": hello\n\nevent: endpoint\ndata: {endpoint}\n\n");
+                    if dribble(&mut stream, hello.as_bytes()).is_err() {
+                        return;
+                    }
+                    while let Ok(body) = rx.recv_timeout(Duration::from_secs(5)) {
+                        let body = String::from_utf8(body).unwrap();
+                        let event = format!("event: message\ndata: {{\"result\":{body}}}\n\n");
+                        if dribble(&mut stream, event.as_bytes()).is_err() {
+                            break;
+                        }
+                    }
+                }
+                ("POST", _) => {
+                    tx.lock().unwrap().send(req.body.clone()).unwrap();
+                    respond(stream, "202 Accepted", &[], b"Accepted");
+                }
+                _ => respond(
+                    stream,
+                    "500 Internal Server Error",
+                    &[],
+                    b"unexpected request",
+                ),
+            },
+        )
+    }
+
+    #[test]
+    fn auto_falls_back_to_legacy_sse() {
+        for status in ["400 Bad Request", "404 Not Found", "405 Method Not Allowed"] {
+            let server = legacy_server(status, "messages?sessionId=abc");
+            let opts = options(1 << 16, Duration::from_secs(10));
+            let mut t =
+                connect(&server.url("/mcp/sse"), &api_key(), HttpKind::Auto, &opts).unwrap();
+            t.send(INIT).unwrap();
+            let expected = format!("{{\"result\":{}}}", String::from_utf8_lossy(INIT));
+            assert_eq!(
+                t.recv(soon()).unwrap().unwrap(),
+                expected.as_bytes(),
+                "{status}"
+            );
+            t.negotiated("2024-11-05");
+            t.send(LIST).unwrap();
+            let expected = format!("{{\"result\":{}}}", String::from_utf8_lossy(LIST));
+            assert_eq!(
+                t.recv(soon()).unwrap().unwrap(),
+                expected.as_bytes(),
+                "{status}"
+            );
+            t.close();
+
+            let seen = server.seen();
+            let route: Vec<(&str, &str)> = seen
+                .iter()
+                .map(|s| (s.method.as_str(), s.target.as_str()))
+                .collect();
+            assert_eq!(
+                route,
+                [
+                    ("POST", "/mcp/sse"),
+                    ("GET", "/mcp/sse"),
+                    ("POST", "/mcp/messages?sessionId=abc"),
+                    ("POST", "/mcp/messages?sessionId=abc"),
+                ],
+                "{status}"
+            );
+            assert_eq!(seen[0].body, INIT);
+            assert_eq!(seen[2].body, INIT, "the refused message is sent again");
+            assert_eq!(seen[1].header("accept"), Some("text/event-stream"));
+            assert!(seen
+                .iter()
+                .all(|s| s.header("x-api-key") == Some("secret-value")));
+            assert_eq!(seen[3].header("mcp-protocol-version"), Some("2024-11-05"));
+        }
+    }
+
+    #[test]
+    fn legacy_sse_refuses_an_endpoint_on_another_origin() {
+        let server = legacy_server("405 Method Not Allowed", "http://127.0.0.2:9/messages");
+        let opts = options(1 << 16, Duration::from_secs(10));
+        let e = connect(&server.url("/mcp/sse"), &api_key(), HttpKind::Sse, &opts)
+            .err()
+            .expect("another origin must be refused");
+        let e = format!("{e:#}");
+        assert!(e.contains("another origin (http://127.0.0.2:9)"), "{e}");
+    }
+
+    #[test]
+    fn endpoint_references_resolve_against_the_sse_url() {
+        let base: Uri = "http://h:8/a/b/sse?x=1".parse().unwrap();
+        let cases = [
+            ("/m?s=1", "http://h:8/m?s=1"),
+            ("m?s=1", "http://h:8/a/b/m?s=1"),
+            ("../m", "http://h:8/a/m"),
+            ("./", "http://h:8/a/b/"),
+            ("../..", "http://h:8/"),
+            ("?s=2", "http://h:8/a/b/sse?s=2"),
+            ("//h:8/z", "http://h:8/z"),
+            ("HTTP://H:8/z", "HTTP://H:8/z"),
+        ];
+        for (reference, want) in cases {
+            assert_eq!(
+                resolve_endpoint(&base, reference).unwrap(),
+                want,
+                "{reference}"
+            );
+        }
+        for reference in ["https://h:8/z", "http://h:9/z", "//evil/z", "http://h/z"] {
+            assert!(resolve_endpoint(&base, reference).is_err(), "{reference}");
+        }
+    }
+
+    #[test]
+    fn oversized_messages_are_errors() {
+        let server = Server::start(|req, mut stream| {
+            if req.body_has("declared") {
+                let body = vec![b' '; 1000];
+                respond(
+                    stream,
+                    "200 OK",
+                    &[("Content-Type", "application/json")],
+                    &body,
+                );
+            } else if req.body_has("undeclared") {
+                open_body(&mut stream, "application/json");
+                let _ = stream.write_all(&[b' '; 1000]);
+            } else {
+                open_body(&mut stream, "text/event-stream");
+                let event = format!("data: \"{}\"\n\n", "x".repeat(100));
+                let _ = stream.write_all(event.as_bytes());
+            }
+        });
+        let opts = options(64, Duration::from_secs(10));
+        for case in ["declared", "undeclared"] {
+            let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
+            let e = t.send(format!("\"{case}\"").as_bytes()).unwrap_err();
+            assert!(
+                format!("{e:#}").contains("response over 64 bytes"),
+                "{case}: {e:#}"
+            );
+            t.close();
+        }
+        let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
+        t.send(b"\"sse\"").unwrap();
+        let e = t.recv(soon()).unwrap_err();
+        assert!(format!("{e:#}").contains("response over 64 bytes"), "{e:#}");
+        t.close();
+    }
+
+    /// An endless source of `pattern`, counting what was taken from it.
+    struct Endless {
+        pattern: &'static [u8],
+        at: usize,
+        taken: Arc<AtomicUsize>,
+    }
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            for b in buf.iter_mut() {
+                *b = self.pattern[self.at % self.pattern.len()];
+                self.at += 1;
+            }
+            self.taken.fetch_add(buf.len(), Ordering::SeqCst);
+            Ok(buf.len())
+        }
+    }
+
+    fn endless(pattern: &'static [u8]) -> (Endless, Arc<AtomicUsize>) {
+        let taken = Arc::new(AtomicUsize::new(0));
+        let source = Endless {
+            pattern,
+            at: 0,
+            taken: taken.clone(),
+        };
+        (source, taken)
+    }
+
+    #[test]
+    fn reading_stops_at_the_cap() {
+        let (source, taken) = endless(b"{");
+        let e = read_message(source, 64).unwrap_err();
+        assert!(e.to_string().contains("response over 64 bytes"), "{e}");
+        assert!(taken.load(Ordering::SeqCst) <= 65);
+
+        // One endless line, and endless data lines of one event.
+        for pattern in [&b"data: xxxxxxxx"[..], &b"data: xxxxxxxx\n"[..]] {
+            let (source, taken) = endless(pattern);
+            let mut events = SseReader::new(BufReader::with_capacity(16, source), 64);
+            let e = events.next_event().err().expect("over the cap");
+            assert!(e.to_string().contains("response over 64 bytes"), "{e}");
+            assert!(taken.load(Ordering::SeqCst) <= 64 + LINE_SLACK + 16);
+        }
+    }
+
+    #[test]
+    fn sse_reader_follows_the_event_stream_format() {
+        let input = b"\xEF\xBB\xBFdata: a\r\rdata:b\ndata\n\n: c\nevent: x\n\ndata: \r\nevent: y\r\n\r\ndata: partial";
+        let mut events = SseReader::new(&input[..], 1024);
+        let mut got = Vec::new();
+        while let Some(event) = events.next_event().unwrap() {
+            got.push((event.kind, String::from_utf8(event.data).unwrap()));
+        }
+        // The event type of a data-less event does not leak into the next one;
+        // an event whose data is empty is not dispatched; nor is one the
+        // stream cut short.
+        assert_eq!(
+            got,
+            [
+                ("message".to_owned(), "a".to_owned()),
+                ("message".to_owned(), "b\n".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_silent_server_fails_at_the_deadline() {
+        let server = Server::start(|req, mut stream| {
+            if req.body_has("stream") {
+                open_body(&mut stream, "text/event-stream");
+            }
+            // Never a message, nor an end, for longer than any deadline here.
+            thread::sleep(Duration::from_secs(3));
+        });
+
+        // The session deadline ends the stream thread's read.
+        let opts = options(1 << 16, Duration::from_millis(300));
+        let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
+        let start = Instant::now();
+        t.send(b"\"stream\"").unwrap();
+        let e = t.recv(soon()).unwrap_err();
+        assert!(start.elapsed() < Duration::from_millis(2500), "{e:#}");
+        assert!(format!("{e:#}").contains("deadline"), "{e:#}");
+        t.close();
+
+        // The deadline given to recv.
+        let opts = options(1 << 16, Duration::from_secs(10));
+        let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
+        t.send(b"\"stream\"").unwrap();
+        let start = Instant::now();
+        let e = t
+            .recv(Instant::now() + Duration::from_millis(300))
+            .unwrap_err();
+        assert!(start.elapsed() < Duration::from_millis(2500), "{e:#}");
+        assert!(
+            format!("{e:#}").contains("no message from the server"),
+            "{e:#}"
+        );
+        t.close();
+
+        // A POST that is never answered.
+        let opts = options(1 << 16, Duration::from_millis(300));
+        let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
+        let start = Instant::now();
+        let e = t.send(b"\"silence\"").unwrap_err();
+        assert!(start.elapsed() < Duration::from_millis(2500), "{e:#}");
+        assert!(
+            format!("{e:#}").contains("no answer before the deadline"),
+            "{e:#}"
+        );
+        t.close();
+    }
+
+    #[test]
+    fn an_error_status_names_the_status_and_an_escaped_snippet() {
+        let server = Server::start(|_, stream| {
+            let mut body = b"boom\x1b[31m\r\nline two ".to_vec();
+            body.extend(std::iter::repeat_n(b'z', 300));
+            respond(
+                stream,
+                "500 Internal Server Error",
+                &[("Content-Type", "text/plain")],
+                &body,
+            );
+        });
+        let opts = options(1 << 16, Duration::from_secs(10));
+        for kind in [HttpKind::Streamable, HttpKind::Auto] {
+            let mut t = connect(&server.url("/mcp"), &api_key(), kind, &opts).unwrap();
+            let e = format!("{:#}", t.send(INIT).unwrap_err());
+            t.close();
+            assert!(e.contains("HTTP 500 Internal Server Error"), "{e}");
+            assert!(e.contains(r"boom\u{1B}[31m\u{D}\u{A}line two zzz"), "{e}");
+            assert!(!e.contains('\x1b') && !e.contains('\n'), "{e}");
+            let zs = e.matches('z').count();
+            assert!(
+                zs > 100 && zs < 200,
+                "the snippet is cut at 200 characters: {e}"
+            );
+            assert!(
+                !e.contains("secret-value"),
+                "header values are never shown: {e}"
+            );
+        }
+        assert!(
+            server.seen().iter().all(|s| s.method == "POST"),
+            "500 is no reason to try the legacy transport"
+        );
+    }
+
+    #[test]
+    fn close_deletes_the_session_and_ends_the_streams() {
+        let (ended_tx, ended_rx) = mpsc::channel::<()>();
+        let ended_tx = Mutex::new(ended_tx);
+        let server = Server::start(move |req, mut stream| {
+            if req.method == "DELETE" {
+                respond(stream, "200 OK", &[], b"");
+            } else if req.body_has("\"initialize\"") {
+                let headers = [
+                    ("Content-Type", "application/json"),
+                    ("Mcp-Session-Id", "sess-7"),
+                ];
+                respond(
+                    stream,
+                    "200 OK",
+                    &headers,
+                    br#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+                );
+            } else {
+                // A stream that stays open until the client goes away.
+                open_body(&mut stream, "text/event-stream");
+                let mut byte = [0u8; 1];
+                if matches!(stream.read(&mut byte), Ok(0)) {
+                    ended_tx.lock().unwrap().send(()).unwrap();
+                }
+            }
+        });
+        let opts = options(1 << 16, Duration::from_secs(20));
+        let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
+        t.send(INIT).unwrap();
+        t.recv(soon()).unwrap().unwrap();
+        t.negotiated("2025-11-25");
+        t.send(LIST).unwrap();
+        let start = Instant::now();
+        t.close();
+        assert!(start.elapsed() < Duration::from_secs(3));
+        ended_rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("close ends the open stream");
+
+        let deletes: Vec<Seen> = server
+            .seen()
+            .into_iter()
+            .filter(|s| s.method == "DELETE")
+            .collect();
+        assert_eq!(deletes.len(), 1);
+        assert_eq!(deletes[0].target, "/mcp");
+        assert_eq!(deletes[0].header("mcp-session-id"), Some("sess-7"));
+        assert_eq!(
+            deletes[0].header("mcp-protocol-version"),
+            Some("2025-11-25")
+        );
+    }
+
+    #[test]
+    fn bad_configuration_is_refused_without_showing_values() {
+        let opts = options(1 << 16, Duration::from_secs(10));
+        let e = connect("ftp://h/x", &[], HttpKind::Auto, &opts)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("not an absolute http or https URL"));
+        let headers = vec![("Authorization".to_owned(), "Bearer tok\nen".to_owned())];
+        let e = connect("http://h/x", &headers, HttpKind::Auto, &opts)
+            .err()
+            .unwrap();
+        let e = e.to_string();
+        assert!(e.contains("Authorization") && !e.contains("tok"), "{e}");
+    }
+}

@@ -1,0 +1,479 @@
+//! Capture: ask the servers of the MCP client configs what they advertise,
+//! and write it down in the inventory format that every other command
+//! reads.
+//!
+//! This is the one place where git-kams runs what a config says, so the
+//! edges are drawn tight: a server gets only a minimal environment plus
+//! what its config names, its whole process group is ended afterwards, every
+//! message is capped in size, every server has a deadline, and a failing
+//! server fails alone. The protocol is in [`session`], the transports in
+//! [`stdio`] and [`http`].
+
+pub mod http;
+pub mod session;
+pub mod stdio;
+pub mod transport;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Result};
+
+use crate::canon::{self, Escape};
+use crate::config::ClientServer;
+use crate::json::{Object, Value};
+use crate::text::escape_display;
+use session::{Advertised, Raw};
+use transport::Transport;
+
+/// Variables of the caller's environment that a stdio server gets, besides
+/// those its config names: what a program needs to find executables, its
+/// home and temporary folder, and to decode text. Tokens and other secrets
+/// in the caller's environment stay out unless the config names them.
+pub const BASE_ENV: [&str; 9] = [
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR",
+];
+
+/// Default per-server deadline.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default number of servers captured at once.
+pub const DEFAULT_JOBS: usize = 4;
+
+/// How to capture.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Deadline per server, from start to end of session.
+    pub timeout: Duration,
+    /// Servers captured at once.
+    pub jobs: usize,
+    /// Largest message accepted from a server, in bytes.
+    pub max_message: usize,
+    /// Where stdio servers run, and what `${workspaceFolder}` means: the
+    /// top of the work tree.
+    pub workdir: PathBuf,
+    /// The caller's environment, from which [`BASE_ENV`] and `${VAR}`
+    /// references are taken.
+    pub caller_env: Vec<(String, String)>,
+}
+
+/// One server captured.
+#[derive(Debug)]
+pub struct Captured {
+    /// Its name in the config.
+    pub name: String,
+    /// The capture file, in the format the inventory reader reads.
+    pub file: Vec<u8>,
+    /// Number of tools listed.
+    pub tools: usize,
+    /// Things that did not stop the capture but deserve a look.
+    pub warnings: Vec<String>,
+}
+
+/// How a config entry reaches its server.
+enum Reach {
+    Stdio,
+    Http(http::HttpKind),
+}
+
+/// Which transport a config entry asks for: `type` when given, else stdio
+/// for a `command` and HTTP (streamable, falling back to SSE) for a `url`.
+fn reach(entry: &Object) -> Result<Reach> {
+    let kind = entry.get("type").and_then(Value::as_str);
+    match (kind, entry.get("command"), entry.get("url")) {
+        (Some("stdio") | None, Some(_), _) => Ok(Reach::Stdio),
+        (Some("http" | "streamable-http" | "streamableHttp"), _, Some(_)) => {
+            Ok(Reach::Http(http::HttpKind::Streamable))
+        }
+        (Some("sse"), _, Some(_)) => Ok(Reach::Http(http::HttpKind::Sse)),
+        (None, None, Some(_)) => Ok(Reach::Http(http::HttpKind::Auto)),
+        (Some(t), _, _) => bail!(
+            "transport type `{}` with {}: capture knows stdio (with `command`), http and sse (with `url`)",
+            escape_display(t),
+            if entry.get("url").is_some() { "a url" } else { "no url" }
+        ),
+        (None, None, None) => bail!("the entry has neither `command` nor `url`"),
+    }
+}
+
+/// Captures every server of `servers`, at most `opts.jobs` at once, in
+/// the order given. `progress` hears of each server as it ends (name, done
+/// so far, total).
+pub fn capture_all(
+    servers: &[ClientServer],
+    opts: &Options,
+    captured_at: &str,
+    progress: &mut dyn FnMut(&str, usize, usize),
+) -> Vec<Result<Captured>> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<Captured>>>> =
+        Mutex::new((0..servers.len()).map(|_| None).collect());
+    let (tx, rx) = mpsc::channel::<usize>();
+    std::thread::scope(|s| {
+        for _ in 0..opts.jobs.clamp(1, servers.len().max(1)) {
+            let tx = tx.clone();
+            let (next, results) = (&next, &results);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(server) = servers.get(i) else { return };
+                let got = capture_one(server, opts, captured_at);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(got);
+                let _ = tx.send(i);
+            });
+        }
+        drop(tx);
+        for (done, i) in rx.iter().enumerate() {
+            progress(&servers[i].name, done + 1, servers.len());
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every server was captured"))
+        .collect()
+}
+
+/// Captures one server, ending its session whatever happens.
+pub fn capture_one(server: &ClientServer, opts: &Options, captured_at: &str) -> Result<Captured> {
+    let deadline = Instant::now() + opts.timeout;
+    let entry = &server.entry;
+    let how = reach(entry)?;
+    let mut transport: Box<dyn Transport> = match how {
+        Reach::Stdio => {
+            let argv = argv(entry)
+                .iter()
+                .map(|a| expand(a, opts))
+                .collect::<Result<Vec<_>>>()?;
+            let mut env: Vec<(String, String)> = opts
+                .caller_env
+                .iter()
+                .filter(|(k, _)| BASE_ENV.contains(&k.as_str()))
+                .cloned()
+                .collect();
+            if let Some(Value::Object(named)) = entry.get("env") {
+                for (k, v) in named.iter() {
+                    if let Some(v) = v.as_str() {
+                        env.retain(|(have, _)| have != k);
+                        env.push((k.clone(), expand(v, opts)?));
+                    }
+                }
+            }
+            let cwd = match entry.get("cwd").and_then(Value::as_str) {
+                Some(c) => opts.workdir.join(expand(c, opts)?),
+                None => opts.workdir.clone(),
+            };
+            Box::new(stdio::spawn(&argv, &env, &cwd, opts.max_message)?)
+        }
+        Reach::Http(kind) => {
+            let url = expand(
+                entry.get("url").and_then(Value::as_str).unwrap_or_default(),
+                opts,
+            )?;
+            let mut headers = Vec::new();
+            if let Some(Value::Object(h)) = entry.get("headers") {
+                for (k, v) in h.iter() {
+                    if let Some(v) = v.as_str() {
+                        headers.push((k.clone(), expand(v, opts)?));
+                    }
+                }
+            }
+            let hopts = http::HttpOptions {
+                max_message: opts.max_message,
+                deadline,
+            };
+            http::connect(&url, &headers, kind, &hopts)?
+        }
+    };
+    let got = session::Session::new(transport.as_mut(), deadline).capture();
+    let diagnostics = transport.diagnostics();
+    transport.close();
+    let advertised = match got {
+        Ok(a) => a,
+        Err(e) => {
+            let e = if e.to_string().contains("no answer in time") {
+                anyhow!("timed out after {} s ({e:#})", opts.timeout.as_secs_f64())
+            } else {
+                e
+            };
+            if diagnostics.is_empty() {
+                return Err(e);
+            }
+            return Err(anyhow!("{e:#}; {diagnostics}"));
+        }
+    };
+    Ok(Captured {
+        name: server.name.clone(),
+        tools: advertised.tools.len(),
+        file: capture_file(server, &how, &advertised, captured_at),
+        warnings: advertised.warnings,
+    })
+}
+
+/// The command line a stdio entry names, as written (`command` as a string
+/// or an array, then `args`).
+fn argv(entry: &Object) -> Vec<String> {
+    let mut out: Vec<String> = match entry.get("command") {
+        Some(Value::String(c)) => vec![c.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    };
+    if let Some(Value::Array(args)) = entry.get("args") {
+        out.extend(args.iter().filter_map(Value::as_str).map(str::to_string));
+    }
+    out
+}
+
+/// Expands the references clients expand in config values: `${VAR}`,
+/// `${VAR:-default}` (Claude Code), `${env:VAR}`, `${workspaceFolder}` and
+/// `${userHome}` (VS Code). `${input:...}` needs a client to prompt, so it
+/// is an error; so is a variable that is not set and has no default.
+fn expand(s: &str, opts: &Options) -> Result<String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let Some(end) = rest[at..].find('}') else {
+            out.push_str(&rest[at..]);
+            return Ok(out);
+        };
+        let name = &rest[at + 2..at + end];
+        let var = |n: &str| {
+            opts.caller_env
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        };
+        let value = if let Some(input) = name.strip_prefix("input:") {
+            bail!(
+                "the config asks for an input (`${{input:{}}}`), which only an interactive client can prompt for; set it through an environment variable instead",
+                escape_display(input)
+            );
+        } else if name == "workspaceFolder" {
+            opts.workdir.to_string_lossy().into_owned()
+        } else if name == "userHome" {
+            var("HOME").unwrap_or_default()
+        } else {
+            let name = name.strip_prefix("env:").unwrap_or(name);
+            let (name, default) = match name.split_once(":-") {
+                Some((n, d)) => (n, Some(d)),
+                None => (name, None),
+            };
+            match (var(name), default) {
+                (Some(v), _) => v,
+                (None, Some(d)) => d.to_string(),
+                (None, None) => bail!(
+                    "the config refers to `${{{}}}`, which is not set in this environment",
+                    escape_display(name)
+                ),
+            }
+        };
+        out.push_str(&value);
+        rest = &rest[at + end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The capture file: the launch as the config writes it (references
+/// unexpanded, secrets redacted), the capture time, then what the server
+/// sent, byte for byte. The inventory reader digests `serverInfo`,
+/// `instructions`, the tools, prompts and resources; nothing else here,
+/// the time included, changes a digest.
+fn capture_file(server: &ClientServer, how: &Reach, a: &Advertised, captured_at: &str) -> Vec<u8> {
+    let entry = &server.entry;
+    let mut out = Vec::with_capacity(4096 + a.tools.iter().map(Vec::len).sum::<usize>());
+    let field = |out: &mut Vec<u8>, key: &str, value: &[u8]| {
+        out.extend_from_slice(if out.is_empty() { b"{\n  " } else { b",\n  " });
+        canon::write_string(key, Escape::Visible, out);
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value);
+    };
+    let text = |s: &str| {
+        let mut b = Vec::new();
+        canon::write_string(s, Escape::Visible, &mut b);
+        b
+    };
+    let value = |v: &Value| {
+        let mut b = Vec::new();
+        canon::write_value(v, Escape::Visible, &mut b);
+        b
+    };
+    field(&mut out, "server", &text(&server.name));
+    match how {
+        Reach::Stdio => {
+            field(&mut out, "transport", b"\"stdio\"");
+            let argv: Vec<Value> = argv(entry).into_iter().map(Value::String).collect();
+            field(&mut out, "command", &value(&Value::Array(argv)));
+            if let Some(Value::Object(env)) = entry.get("env") {
+                field(
+                    &mut out,
+                    "env",
+                    &value(&Value::Object(crate::config::redacted_env(env))),
+                );
+            }
+        }
+        Reach::Http(kind) => {
+            let t = match kind {
+                http::HttpKind::Sse => "sse",
+                _ => "http",
+            };
+            field(&mut out, "transport", &text(t));
+            if let Some(Value::String(u)) = entry.get("url") {
+                field(&mut out, "url", &text(u));
+            }
+            if let Some(Value::Object(h)) = entry.get("headers") {
+                // Header values are credentials more often than not: names only.
+                let mut names = Object::new();
+                for (k, _) in h.iter() {
+                    names.insert(k.clone(), Value::String("<redacted>".into()));
+                }
+                field(&mut out, "headers", &value(&Value::Object(names)));
+            }
+        }
+    }
+    field(&mut out, "capturedAt", &text(captured_at));
+    field(
+        &mut out,
+        "protocolVersionRequested",
+        &text(session::PROTOCOL_VERSION),
+    );
+    field(&mut out, "protocolVersion", &text(&a.protocol_version));
+    for (key, raw) in [
+        ("serverInfo", &a.server_info),
+        ("capabilities", &a.capabilities),
+        ("instructions", &a.instructions),
+    ] {
+        if let Some(raw) = raw {
+            field(&mut out, key, raw);
+        }
+    }
+    let list = |items: &[Raw]| {
+        let mut b = Vec::from(&b"["[..]);
+        for (i, item) in items.iter().enumerate() {
+            b.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
+            b.extend_from_slice(item);
+        }
+        b.extend_from_slice(if items.is_empty() { b"]" } else { b"\n  ]" });
+        b
+    };
+    field(&mut out, "tools", &list(&a.tools));
+    for (key, items) in [
+        ("prompts", &a.prompts),
+        ("resources", &a.resources),
+        ("resourceTemplates", &a.resource_templates),
+    ] {
+        if let Some(items) = items {
+            field(&mut out, key, &list(items));
+        }
+    }
+    out.extend_from_slice(b"\n}\n");
+    out
+}
+
+/// The file name of a server's capture in the inventory folder: its name,
+/// with anything that is not a safe file-name character replaced, so that
+/// a config's server name can never point outside the folder.
+pub fn file_name(server: &str) -> String {
+    let mut s: String = server
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.starts_with('.') || s.is_empty() {
+        s.insert(0, '_');
+    }
+    s.push_str(".json");
+    s
+}
+
+/// Where the capture of `server` goes in `folder`.
+pub fn file_path(folder: &Path, server: &str) -> PathBuf {
+    folder.join(file_name(server))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> Options {
+        Options {
+            timeout: DEFAULT_TIMEOUT,
+            jobs: 1,
+            max_message: 1 << 20,
+            workdir: PathBuf::from("/repo"),
+            caller_env: vec![
+                ("TOKEN".into(), "s3cret".into()),
+                ("HOME".into(), "/h".into()),
+            ],
+        }
+    }
+
+    #[test]
+    fn references_expand_as_clients_do() {
+        let o = opts();
+        assert_eq!(expand("Bearer ${TOKEN}", &o).unwrap(), "Bearer s3cret");
+        assert_eq!(
+            expand("${env:TOKEN}/${workspaceFolder}", &o).unwrap(),
+            "s3cret//repo"
+        );
+        assert_eq!(
+            expand("${MISSING:-dflt} ${userHome}", &o).unwrap(),
+            "dflt /h"
+        );
+        assert_eq!(
+            expand("no refs, $HOME, ${unclosed", &o).unwrap(),
+            "no refs, $HOME, ${unclosed"
+        );
+        assert!(expand("${MISSING}", &o)
+            .unwrap_err()
+            .to_string()
+            .contains("not set"));
+        assert!(expand("${input:key}", &o)
+            .unwrap_err()
+            .to_string()
+            .contains("input"));
+    }
+
+    #[test]
+    fn file_names_stay_in_the_folder() {
+        assert_eq!(file_name("server-everything"), "server-everything.json");
+        assert_eq!(file_name("../../etc/passwd"), "_.._.._etc_passwd.json");
+        assert_eq!(file_name(".hidden"), "_.hidden.json");
+        assert_eq!(file_name("a/b c"), "a_b_c.json");
+    }
+
+    #[test]
+    fn transport_follows_type_then_fields() {
+        let entry = |text: &str| match crate::json::parse(text.as_bytes()).unwrap().0 {
+            Value::Object(o) => o,
+            _ => unreachable!(),
+        };
+        assert!(matches!(
+            reach(&entry(r#"{"command":"x"}"#)),
+            Ok(Reach::Stdio)
+        ));
+        assert!(matches!(
+            reach(&entry(r#"{"url":"http://a"}"#)),
+            Ok(Reach::Http(http::HttpKind::Auto))
+        ));
+        assert!(matches!(
+            reach(&entry(r#"{"type":"sse","url":"http://a"}"#)),
+            Ok(Reach::Http(http::HttpKind::Sse))
+        ));
+        assert!(reach(&entry(r#"{"type":"ws","url":"ws://a"}"#)).is_err());
+        assert!(reach(&entry(r#"{}"#)).is_err());
+    }
+}

@@ -1,0 +1,343 @@
+//! The stdio transport: a server run as a child process, speaking
+//! newline-delimited JSON-RPC on its stdin and stdout.
+//!
+//! The child runs in a process group of its own, so that closing the
+//! session ends everything it started (an `npx` wrapper and the node
+//! process under it, a shell and its children), not only the process we
+//! spawned. Its stdout is read by a thread that never holds more than one
+//! message of at most the cap, and its stderr is kept as a short tail for
+//! error messages.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio as Pipe};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use super::transport::Transport;
+use crate::text::escape_display;
+
+/// Bytes of the server's stderr kept for error messages.
+const STDERR_TAIL: usize = 2048;
+
+/// How long a server gets to exit on its own after its stdin closes, and
+/// again after SIGTERM, before its process group is killed.
+const GRACE: Duration = Duration::from_millis(300);
+
+/// What the stdout reader hands over.
+enum Line {
+    Message(Vec<u8>),
+    TooLong(usize),
+    Failed(std::io::Error),
+}
+
+/// A running stdio server.
+pub struct Stdio {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Line>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    closed: bool,
+}
+
+/// Starts `argv` with exactly the environment `env`, in `cwd`.
+pub fn spawn(
+    argv: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+    max_message: usize,
+) -> Result<Stdio> {
+    let Some((program, args)) = argv.split_first() else {
+        bail!("the config names no command");
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
+        .stdin(Pipe::piped())
+        .stdout(Pipe::piped())
+        .stderr(Pipe::piped());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start `{}`", escape_display(program)))?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || read_lines(stdout, max_message, &tx));
+    let tail = Arc::new(Mutex::new(Vec::new()));
+    let keep = tail.clone();
+    std::thread::spawn(move || read_tail(stderr, &keep));
+    Ok(Stdio {
+        stdin: child.stdin.take(),
+        child,
+        lines,
+        stderr: tail,
+        closed: false,
+    })
+}
+
+/// Reads newline-delimited messages, refusing one longer than `max`
+/// without holding more than `max` bytes of it.
+fn read_lines(stdout: impl Read, max: usize, tx: &mpsc::Sender<Line>) {
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut line = Vec::new();
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let _ = tx.send(Line::Failed(e));
+                return;
+            }
+        };
+        if buf.is_empty() {
+            // End of output; a last line without a newline still counts.
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                let _ = tx.send(Line::Message(line));
+            }
+            return;
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        if line.len() + take > max + 1 {
+            let _ = tx.send(Line::TooLong(max));
+            return;
+        }
+        line.extend_from_slice(&buf[..take]);
+        reader.consume(take);
+        if done {
+            let msg = std::mem::take(&mut line);
+            let trimmed = trim(&msg);
+            if !trimmed.is_empty() && tx.send(Line::Message(trimmed.to_vec())).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
+    &b[start..end]
+}
+
+/// Keeps the last [`STDERR_TAIL`] bytes the server wrote to stderr.
+fn read_tail(mut stderr: impl Read, tail: &Mutex<Vec<u8>>) {
+    let mut buf = [0u8; 4096];
+    loop {
+        match stderr.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                t.extend_from_slice(&buf[..n]);
+                if t.len() > STDERR_TAIL {
+                    let cut = t.len() - STDERR_TAIL;
+                    t.drain(..cut);
+                }
+            }
+        }
+    }
+}
+
+impl Stdio {
+    /// How the child ended, if it has (waiting up to `wait`).
+    fn exit_status(&mut self, wait: Duration) -> Option<std::process::ExitStatus> {
+        let until = Instant::now() + wait;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => return Some(s),
+                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(10)),
+                _ => return None,
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    fn signal_group(&self, signal: i32) {
+        // The child leads its own group (process_group(0)), so its pid is
+        // the group id. ESRCH, when the group is already gone, is fine.
+        let pgid = self.child.id() as i32;
+        // SAFETY: killpg only sends a signal; no memory is involved.
+        unsafe {
+            libc::killpg(pgid, signal);
+        }
+    }
+}
+
+impl Transport for Stdio {
+    fn send(&mut self, message: &[u8]) -> Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| anyhow!("stdin already closed"))?;
+        let mut framed = Vec::with_capacity(message.len() + 1);
+        framed.extend_from_slice(message);
+        framed.push(b'\n');
+        let sent = stdin.write_all(&framed).and_then(|()| stdin.flush());
+        if let Err(e) = sent {
+            if let Some(status) = self.exit_status(Duration::from_millis(200)) {
+                bail!("the server exited ({status}) before reading the request");
+            }
+            bail!("cannot write to the server's stdin: {e}");
+        }
+        Ok(())
+    }
+
+    fn recv(&mut self, deadline: Instant) -> Result<Option<Vec<u8>>> {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(wait) {
+            Ok(Line::Message(m)) => Ok(Some(m)),
+            Ok(Line::TooLong(max)) => {
+                bail!("a message over {max} bytes (the cap; raise it with --max-input-size)")
+            }
+            Ok(Line::Failed(e)) => bail!("cannot read the server's stdout: {e}"),
+            Err(RecvTimeoutError::Timeout) => bail!("no answer in time"),
+            Err(RecvTimeoutError::Disconnected) => {
+                match self.exit_status(Duration::from_millis(500)) {
+                    Some(status) => bail!("the server exited ({status})"),
+                    None => Ok(None),
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        // The spec's shutdown for stdio: close stdin, wait, SIGTERM, wait,
+        // SIGKILL. The group is signalled even when the leader is gone,
+        // since its children may not be.
+        drop(self.stdin.take());
+        let exited = self.exit_status(GRACE).is_some();
+        #[cfg(unix)]
+        {
+            if !exited {
+                self.signal_group(libc::SIGTERM);
+                self.exit_status(GRACE);
+            }
+            self.signal_group(libc::SIGKILL);
+        }
+        #[cfg(not(unix))]
+        if !exited {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+
+    fn diagnostics(&self) -> String {
+        let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let text = String::from_utf8_lossy(&t);
+        let text = text.trim();
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!("its stderr ended with: {}", escape_display(text))
+        }
+    }
+}
+
+impl Drop for Stdio {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Stdio {
+        let path = std::env::var("PATH").unwrap_or_default();
+        spawn(
+            &["sh".into(), "-c".into(), script.into()],
+            &[("PATH".into(), path)],
+            Path::new("."),
+            64,
+        )
+        .unwrap()
+    }
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(5)
+    }
+
+    #[test]
+    fn lines_are_messages_and_the_cap_holds() {
+        let mut s = sh("printf '{\"a\":1}\\n\\n  {\"b\":2}  \\n'; printf '%0100d\\n' 0; sleep 5");
+        assert_eq!(s.recv(soon()).unwrap().unwrap(), b"{\"a\":1}");
+        assert_eq!(s.recv(soon()).unwrap().unwrap(), b"{\"b\":2}");
+        let e = s.recv(soon()).unwrap_err().to_string();
+        assert!(e.contains("over 64 bytes"), "{e}");
+        s.close();
+    }
+
+    #[test]
+    fn exit_and_stderr_are_reported() {
+        let mut s = sh("echo 'boom: bad token' >&2; exit 3");
+        let e = s.recv(soon()).unwrap_err().to_string();
+        assert!(e.contains("exited") && e.contains('3'), "{e}");
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            s.diagnostics().contains("boom: bad token"),
+            "{}",
+            s.diagnostics()
+        );
+    }
+
+    #[test]
+    fn a_silent_server_times_out() {
+        let mut s = sh("sleep 30");
+        let e = s
+            .recv(Instant::now() + Duration::from_millis(200))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no answer in time"), "{e}");
+        let started = Instant::now();
+        s.close();
+        // TERM ends `sleep` at once; close must not wait out the sleep.
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn close_ends_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let mut s = sh(&format!(
+            "sleep 300 & echo $! > {}; echo '{{}}'; wait",
+            pidfile.display()
+        ));
+        assert_eq!(s.recv(soon()).unwrap().unwrap(), b"{}");
+        let pid = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .to_string();
+        s.close();
+        std::thread::sleep(Duration::from_millis(100));
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Gone, or a zombie waiting for a PID 1 that does not reap.
+        let state = stat.rsplit(')').next().unwrap_or("").trim().chars().next();
+        assert!(
+            matches!(state, None | Some('Z')),
+            "grandchild alive: {stat}"
+        );
+    }
+}

@@ -1,0 +1,307 @@
+//! `git kams capture`: run (or connect to) the servers of the client
+//! configs and write what each advertises into the inventory folder. Also
+//! the capture half of `git kams scan --capture`.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use super::{Env, Status};
+use crate::capture::{self, Captured, Options};
+use crate::cli::{CaptureArgs, CaptureOpts};
+use crate::config::{self, ClientServer};
+use crate::lock::store;
+use crate::text::{escape_display, shown_path};
+
+/// A capture file not written: the path it would have, and its bytes.
+pub type InMemoryFile = (PathBuf, Vec<u8>);
+
+/// Runs `capture`.
+pub fn run(
+    env: &Env,
+    args: &CaptureArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Status> {
+    let folder = out_folder(env, args.out.as_deref())?;
+    let servers = select(env, &args.servers)?;
+    let results = capture_confirmed(env, &servers, &args.opts, err)?;
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot create {}", shown_path(&folder)))?;
+    let mut failed = 0;
+    for (server, got) in servers.iter().zip(results) {
+        let name = escape_display(&server.name);
+        match got {
+            Ok(c) => {
+                let path = capture::file_path(&folder, &c.name);
+                write_atomically(&path, &c.file)?;
+                for w in &c.warnings {
+                    writeln!(err, "warning: `{name}`: {w}")?;
+                }
+                writeln!(
+                    out,
+                    "captured `{name}`: {} tool{} -> {}",
+                    c.tools,
+                    if c.tools == 1 { "" } else { "s" },
+                    shown_path(&path)
+                )?;
+            }
+            Err(e) => {
+                failed += 1;
+                writeln!(err, "error: capture of `{name}` failed: {e:#}")?;
+            }
+        }
+    }
+    if failed > 0 {
+        writeln!(
+            err,
+            "{failed} of {} server{} failed; the others were written",
+            servers.len(),
+            if servers.len() == 1 { "" } else { "s" }
+        )?;
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// Captures the servers named by `keys` (`SERVER` or `SERVER/TOOL`; all
+/// when none) into memory, for `scan --capture`: the capture files as
+/// inventory files named as they would be written, and the names of the
+/// servers that failed (each reported on `err`).
+pub fn in_memory(
+    env: &Env,
+    keys: &[String],
+    opts: &CaptureOpts,
+    err: &mut dyn Write,
+) -> Result<(Vec<InMemoryFile>, Vec<String>)> {
+    let mut names: Vec<String> = keys
+        .iter()
+        .map(|k| k.split_once('/').map_or(k.as_str(), |(s, _)| s).to_string())
+        .collect();
+    names.dedup();
+    let servers = select(env, &names)?;
+    let results = capture_confirmed(env, &servers, opts, err)?;
+    let mut files = Vec::new();
+    let mut failed = Vec::new();
+    for (server, got) in servers.iter().zip(results) {
+        let name = escape_display(&server.name);
+        match got {
+            Ok(c) => {
+                for w in &c.warnings {
+                    writeln!(err, "warning: `{name}`: {w}")?;
+                }
+                files.push((
+                    PathBuf::from("(captured)").join(capture::file_name(&c.name)),
+                    c.file,
+                ));
+            }
+            Err(e) => {
+                failed.push(server.name.clone());
+                writeln!(err, "error: capture of `{name}` failed: {e:#}")?;
+            }
+        }
+    }
+    Ok((files, failed))
+}
+
+/// The servers of the work tree's configs (and `--config` files), or only
+/// those named; an unknown name is an error, as is a config that cannot be
+/// read.
+fn select(env: &Env, names: &[String]) -> Result<Vec<ClientServer>> {
+    let all = env.client_configs()?;
+    if all.is_empty() {
+        bail!(
+            "no MCP servers configured: capture reads .mcp.json, .vscode/mcp.json and .cursor/mcp.json at the top of the work tree, and files named with --config"
+        );
+    }
+    for name in names {
+        if !all.iter().any(|s| &s.name == name) {
+            bail!(
+                "no server `{}` in the configs (configured: {})",
+                escape_display(name),
+                all.iter()
+                    .map(|s| escape_display(&s.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    let mut out: Vec<ClientServer> = Vec::new();
+    for s in all {
+        if !names.is_empty() && !names.contains(&s.name) {
+            continue;
+        }
+        // The same name in two configs: capture one, when they agree.
+        if let Some(prev) = out.iter().find(|p| p.name == s.name) {
+            if config::launch_spec(&prev.entry) != config::launch_spec(&s.entry) {
+                bail!(
+                    "server `{}` is configured differently in {} and {}: which one a client runs depends on the client; keep one",
+                    escape_display(&s.name),
+                    shown_path(&prev.source),
+                    shown_path(&s.source)
+                );
+            }
+            continue;
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+/// Asks for confirmation where the lock does not record a server's launch,
+/// then captures.
+fn capture_confirmed(
+    env: &Env,
+    servers: &[ClientServer],
+    opts: &CaptureOpts,
+    err: &mut dyn Write,
+) -> Result<Vec<Result<Captured>>> {
+    let lock = store::read(&env.lock_path()?)?.unwrap_or_default();
+    let unrecorded: Vec<&ClientServer> = servers
+        .iter()
+        .filter(|s| {
+            let recorded = lock.servers.get(&s.name).and_then(|l| l.launch.as_ref());
+            recorded.is_none() || recorded != config::launch_spec(&s.entry).as_ref()
+        })
+        .collect();
+    if !unrecorded.is_empty() && !opts.yes {
+        confirm(&unrecorded, err)?;
+    }
+    let options = options(env, opts)?;
+    let at = super::now()?;
+    let progress = std::io::stderr().is_terminal();
+    let mut report = |name: &str, done: usize, total: usize| {
+        if progress {
+            let _ = write!(
+                err,
+                "\r\x1b[Kcapturing: {done}/{total} done ({} last)",
+                escape_display(name)
+            );
+            if done == total {
+                let _ = write!(err, "\r\x1b[K");
+            }
+            let _ = err.flush();
+        }
+    };
+    Ok(capture::capture_all(servers, &options, &at, &mut report))
+}
+
+/// Shows what would run and asks on the terminal; without one, refuses
+/// and says how to go on.
+fn confirm(unrecorded: &[&ClientServer], err: &mut dyn Write) -> Result<()> {
+    let mut list = String::new();
+    for s in unrecorded {
+        let launch = config::launch_spec(&s.entry)
+            .map(|v| {
+                let mut b = Vec::new();
+                crate::canon::write_value(&v, crate::canon::Escape::Visible, &mut b);
+                String::from_utf8_lossy(&b).into_owned()
+            })
+            .unwrap_or_else(|| "(no command or url)".into());
+        list.push_str(&format!(
+            "  {} ({}): {}\n",
+            escape_display(&s.name),
+            shown_path(&s.source),
+            escape_display(&launch)
+        ));
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() || !std::io::stderr().is_terminal() {
+        bail!(
+            "not run: the launch of {} server{} is not recorded in kams.lock:\n{list}review {} and run again with --yes",
+            unrecorded.len(),
+            if unrecorded.len() == 1 { "" } else { "s" },
+            if unrecorded.len() == 1 { "it" } else { "them" }
+        );
+    }
+    write!(
+        err,
+        "capture will run or connect to these servers, whose launch is not recorded in kams.lock:\n{list}run them? [y/N] "
+    )?;
+    err.flush()?;
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    if matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+        return Ok(());
+    }
+    bail!("not run: not confirmed")
+}
+
+/// Capture settings from the options, git config and the environment.
+fn options(env: &Env, opts: &CaptureOpts) -> Result<Options> {
+    let timeout = match opts.timeout {
+        Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => Duration::from_secs_f64(t),
+        Some(t) => bail!("--timeout {t}: expected a positive number of seconds"),
+        None => capture::DEFAULT_TIMEOUT,
+    };
+    let jobs = match opts.jobs {
+        Some(0) => bail!("--jobs 0: expected at least 1"),
+        Some(n) => n,
+        None => capture::DEFAULT_JOBS,
+    };
+    let (_, read) = env.inventory_spec(true)?;
+    let workdir = match &env.repo.workdir {
+        Some(top) => top.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    Ok(Options {
+        timeout,
+        jobs,
+        max_message: usize::try_from(read.max_size).unwrap_or(usize::MAX),
+        workdir,
+        caller_env: std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect(),
+    })
+}
+
+/// The folder capture writes to: `--out`, else the inventory folder.
+fn out_folder(env: &Env, out: Option<&Path>) -> Result<PathBuf> {
+    if let Some(dir) = out {
+        return Ok(dir.to_path_buf());
+    }
+    let paths = env.inventory_paths();
+    match paths.as_slice() {
+        [one] if !one.is_file() => Ok(one.clone()),
+        _ => Err(anyhow!(
+            "capture writes one file per server into a folder, and the inventory is {}: name a folder with --out",
+            paths
+                .iter()
+                .map(|p| shown_path(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder,
+/// so that a reader never sees half a capture.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile_in(dir)?;
+    tmp.1
+        .write_all(bytes)
+        .and_then(|()| tmp.1.sync_all())
+        .with_context(|| format!("cannot write {}", shown_path(&tmp.0)))?;
+    std::fs::rename(&tmp.0, path).with_context(|| format!("cannot write {}", shown_path(path)))
+}
+
+/// A new file next to where the capture goes; a leftover from a killed run
+/// is a dot file, which the inventory reader skips.
+fn tempfile_in(dir: &Path) -> Result<(PathBuf, std::fs::File)> {
+    for n in 0..100u32 {
+        let path = dir.join(format!(".capture-{}-{n}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(anyhow!("cannot create a file in {}: {e}", shown_path(dir))),
+        }
+    }
+    bail!("cannot create a temporary file in {}", shown_path(dir))
+}
