@@ -194,7 +194,7 @@ pub fn capture_one(server: &ClientServer, opts: &Options, captured_at: &str) -> 
     let advertised = match got {
         Ok(a) => a,
         Err(e) => {
-            let e = if e.to_string().contains("no answer in time") {
+            let e = if format!("{e:#}").contains("no answer in time") {
                 anyhow!("timed out after {} s ({e:#})", opts.timeout.as_secs_f64())
             } else {
                 e

@@ -4,6 +4,8 @@
 
 mod attacks;
 mod bad_input;
+mod capture;
+mod capture_real;
 mod common;
 mod corpus;
 mod flow;
