@@ -5,10 +5,10 @@
 # it prints medians and ratios and never fails on a slow result, only on
 # an unexpected exit status (then the numbers would mean nothing).
 #
-# With four jobs the five servers should take about as long as the slowest
-# one plus the 1 s one that waits for a free slot (ratio to the slowest
-# single server near 1.5, to the sum near 0.33); with one job, about the
-# sum (ratio to the sum near 1.0).
+# With five jobs the five servers should take about as long as the slowest
+# one (ratio near 1.0); with four, the slowest plus the 1 s one that waits
+# for a free slot (near 1.5 to the slowest, 0.33 to the sum); with one
+# job, about the sum (ratio to the sum near 1.0).
 #
 # Usage, from anywhere:   bench/capture.sh
 # Environment: RUNS (default 3, after one warm-up run each),
@@ -55,13 +55,14 @@ median() {
   local r label med
   for r in "${rows[@]}"; do
     IFS=$'\t' read -r label med _ <<< "$r"
-    [[ "$label" == "$1" ]] && echo "$med"
+    if [[ "$label" == "$1" ]]; then echo "$med"; fi
   done
 }
 ratio() { python3 -c "print(f'{float(\"$1\")/float(\"$2\"):.2f}')"; }
 
 measure "one slow:2 server" "$BIN" capture --yes --out "$WORK/out-one" slow1
 measure "one slow:1 server" "$BIN" capture --yes --out "$WORK/out-quick" quick
+measure "5 servers, --jobs 5" "$BIN" capture --yes --jobs 5 --out "$WORK/out-5"
 measure "5 servers, --jobs 4" "$BIN" capture --yes --jobs 4 --out "$WORK/out-4"
 measure "5 servers, --jobs 1" "$BIN" capture --yes --jobs 1 --out "$WORK/out-1"
 
@@ -73,6 +74,7 @@ done
 
 slowest="$(median 'one slow:2 server')"
 sum="$(python3 -c "print(4 * float('$slowest') + float('$(median 'one slow:1 server')'))")"
+jobs5="$(median '5 servers, --jobs 5')"
 jobs4="$(median '5 servers, --jobs 4')"
 jobs1="$(median '5 servers, --jobs 1')"
 echo
@@ -80,6 +82,7 @@ echo "slowest single server: $slowest s; sum of the five single captures: $(prin
 echo
 echo "| capture of 5 servers | ratio to the slowest single server | ratio to the sum |"
 echo "|---|---:|---:|"
+echo "| --jobs 5 (default 8 behaves alike) | $(ratio "$jobs5" "$slowest") | $(ratio "$jobs5" "$sum") |"
 echo "| --jobs 4 | $(ratio "$jobs4" "$slowest") | $(ratio "$jobs4" "$sum") |"
 echo "| --jobs 1 | $(ratio "$jobs1" "$slowest") | $(ratio "$jobs1" "$sum") |"
 echo

@@ -127,7 +127,7 @@ pub struct CaptureOpts {
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
 
-    /// Servers captured at once [default: 4]
+    /// Servers captured at once [default: 8]
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 }

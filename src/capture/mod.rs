@@ -41,7 +41,7 @@ pub const BASE_ENV: [&str; 9] = [
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Default number of servers captured at once.
-pub const DEFAULT_JOBS: usize = 4;
+pub const DEFAULT_JOBS: usize = 8;
 
 /// How to capture.
 #[derive(Clone, Debug)]
