@@ -21,6 +21,12 @@ pub enum ChangeKind {
     Unpinned,
     /// The entry is gone.
     Removed,
+    /// A server's launch recorded where the lock had none (as `record`
+    /// does on a first sighting).
+    LaunchRecorded,
+    /// A server's recorded launch changed or was dropped: capture will now
+    /// run a different command without asking, so this is an approval.
+    LaunchChanged,
 }
 
 impl ChangeKind {
@@ -34,13 +40,18 @@ impl ChangeKind {
             ChangeKind::Reapproved => "re-approved",
             ChangeKind::Unpinned => "unpinned",
             ChangeKind::Removed => "removed",
+            ChangeKind::LaunchRecorded => "launch recorded",
+            ChangeKind::LaunchChanged => "launch changed",
         }
     }
 
     /// True when the change is an approval (or withdraws one): it needs a
     /// sign-off by an approver.
     pub fn needs_sign_off(self) -> bool {
-        !matches!(self, ChangeKind::Recorded | ChangeKind::Rerecorded)
+        !matches!(
+            self,
+            ChangeKind::Recorded | ChangeKind::Rerecorded | ChangeKind::LaunchRecorded
+        )
     }
 }
 
@@ -53,9 +64,10 @@ pub struct EntryChange {
     pub tool: Option<String>,
     /// What happened.
     pub kind: ChangeKind,
-    /// Digested fields whose digest changed (sorted), for re-pins.
+    /// Digested fields whose digest changed (sorted), for re-pins;
+    /// `launch` for a launch change.
     pub fields: Vec<&'static str>,
-    /// The entry before, if any.
+    /// The entry before, if any (for a launch change: the server entry).
     pub old: Option<Entry>,
     /// The entry after, if any.
     pub new: Option<Entry>,
@@ -145,6 +157,28 @@ pub fn diff(old: &Lock, new: &Lock) -> Vec<EntryChange> {
             new: b.cloned(),
         });
     }
+    let servers: std::collections::BTreeSet<&String> =
+        old.servers.keys().chain(new.servers.keys()).collect();
+    for server in servers {
+        let launch = |l: &Lock| l.servers.get(server).and_then(|s| s.launch.clone());
+        let kind = match (launch(old), launch(new)) {
+            (a, b) if a == b => continue,
+            (None, Some(_)) => ChangeKind::LaunchRecorded,
+            _ => ChangeKind::LaunchChanged,
+        };
+        out.push(EntryChange {
+            server: server.clone(),
+            tool: None,
+            kind,
+            fields: vec!["launch"],
+            old: old.entry(server, None).cloned(),
+            new: new.entry(server, None).cloned(),
+        });
+    }
+    // Server first, then its launch, then its tools.
+    out.sort_by(|a, b| {
+        (&a.server, a.tool.is_some(), &a.tool).cmp(&(&b.server, b.tool.is_some(), &b.tool))
+    });
     out
 }
 
@@ -209,5 +243,33 @@ mod tests {
             ]
         );
         assert!(diff(&new, &new).is_empty());
+    }
+
+    #[test]
+    fn a_changed_launch_is_an_approval_a_first_one_is_not() {
+        let launch = |argv: &str| {
+            let mut l = lock(&[]);
+            let (v, _) = parse(format!(r#"{{"command":["{argv}"]}}"#).as_bytes()).unwrap();
+            l.servers.get_mut("s").unwrap().launch = Some(v);
+            l
+        };
+        let kinds = |a: &Lock, b: &Lock| -> Vec<(ChangeKind, Vec<&str>)> {
+            diff(a, b).into_iter().map(|c| (c.kind, c.fields)).collect()
+        };
+        assert_eq!(
+            kinds(&lock(&[]), &launch("npx")),
+            [(ChangeKind::LaunchRecorded, vec!["launch"])]
+        );
+        assert_eq!(
+            kinds(&launch("npx"), &launch("sh")),
+            [(ChangeKind::LaunchChanged, vec!["launch"])]
+        );
+        assert_eq!(
+            kinds(&launch("npx"), &lock(&[])),
+            [(ChangeKind::LaunchChanged, vec!["launch"])]
+        );
+        assert!(ChangeKind::LaunchChanged.needs_sign_off());
+        assert!(!ChangeKind::LaunchRecorded.needs_sign_off());
+        assert!(kinds(&launch("npx"), &launch("npx")).is_empty());
     }
 }

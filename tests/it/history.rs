@@ -300,11 +300,13 @@ fn log_lists_the_commits_that_changed_entries_newest_first() {
     assert_eq!(commits[3]["date"], "2026-01-04T00:00:00Z");
     assert!(commits.iter().all(|c| c["error"].is_null()));
 
-    // Alice pinned every entry of server-memory, its server entry first.
+    // Alice pinned every entry of server-memory, its server entry first,
+    // and with it the launch of its capture file.
     let alice = changes(&commits[4]);
-    assert_eq!(alice.len(), 10, "{alice:?}");
+    assert_eq!(alice.len(), 11, "{alice:?}");
     assert_eq!(alice[0], ("pinned".into(), "server-memory".into()));
-    assert!(alice.iter().all(|(k, _)| k == "pinned"));
+    assert_eq!(alice[1], ("launch recorded".into(), "server-memory".into()));
+    assert!(alice[2..].iter().all(|(k, _)| k == "pinned"));
     assert_eq!(commits[4]["changes"][0]["note"], "reviewed memory 0.6.2");
 
     // Bob re-pinned exactly the two tools he named, with the changed fields.
@@ -328,6 +330,10 @@ fn log_lists_the_commits_that_changed_entries_newest_first() {
         vec![
             ("pinned".into(), "server-sequential-thinking".into()),
             (
+                "launch recorded".into(),
+                "server-sequential-thinking".into()
+            ),
+            (
                 "pinned".into(),
                 "server-sequential-thinking/sequentialthinking".into()
             )
@@ -337,6 +343,7 @@ fn log_lists_the_commits_that_changed_entries_newest_first() {
         changes(&commits[1]),
         vec![
             ("pinned".into(), "mcp-server-fetch".into()),
+            ("launch recorded".into(), "mcp-server-fetch".into()),
             ("pinned".into(), "mcp-server-fetch/fetch".into())
         ]
     );

@@ -330,6 +330,34 @@ fn an_approval_without_sign_off_is_refused_and_accepted_once_signed_off() {
     assert_eq!(rev(s.remote(), "main"), rev(d, "main"));
 }
 
+/// Capture runs a server without asking when the lock records its launch,
+/// so changing a recorded launch is an approval like re-pinning a tool.
+#[test]
+fn a_launch_changed_without_sign_off_is_refused() {
+    let s = Setup::approved();
+    let d = s.dir();
+    let swap = |file: &Path| {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains("<INSTALL_DIR>/bin/mcp-server-time"), "{text}");
+        std::fs::write(
+            file,
+            text.replace("<INSTALL_DIR>/bin/mcp-server-time", "/tmp/evil"),
+        )
+        .unwrap();
+    };
+    swap(&d.join(".kams/inventory/mcp-server-time@0.6.2.json"));
+    swap(&d.join("kams.lock"));
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "run the time server from elsewhere"]);
+    let text = refused(d, &["push", "origin", "main"]);
+    assert!(
+        text.contains("launch changed mcp-server-time without a Signed-off-by trailer"),
+        "{text}"
+    );
+    git(d, &["commit", "-q", "--amend", "--no-edit", "--signoff"]);
+    accepted(d, &["push", "origin", "main"]);
+}
+
 #[test]
 fn kams_approvers_decides_whose_sign_off_counts() {
     let s = Setup::approved();
