@@ -648,6 +648,65 @@ fn without_yes_and_without_a_terminal_nothing_runs() {
     assert!(!first.exists() && !second.exists(), "a server was started");
 }
 
+/// Runs `git kams capture` on a pseudo-terminal (through Python's pty
+/// module), answering its question with `answer`; returns what the
+/// terminal showed and the exit code.
+fn capture_on_a_terminal(dir: &Path, answer: &str) -> (String, i32) {
+    const DRIVER: &str = r#"
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "capture"])
+out, sent = b"", False
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+    if not sent and b"[y/N]" in out:
+        os.write(fd, sys.argv[2].encode() + b"\n")
+        sent = True
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode("utf-8", "replace"))
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+    let out = crate::common::hermetic_command("python3", dir)
+        .args(["-c", DRIVER, env!("CARGO_BIN_EXE_git-kams"), answer])
+        .output()
+        .expect("python3 runs");
+    (text(&out.stdout), out.status.code().unwrap_or(-1))
+}
+
+#[test]
+fn on_a_terminal_capture_shows_the_launch_and_asks() {
+    let repo = repo();
+    let dir = repo.path();
+    config(dir, &[("good", fake("ok", &[]))]);
+
+    let (shown, code) = capture_on_a_terminal(dir, "n");
+    assert_eq!(code, 2, "{shown}");
+    assert!(
+        shown.contains("good (.mcp.json): {\"command\":["),
+        "{shown}"
+    );
+    assert!(shown.contains("not confirmed"), "{shown}");
+    assert_eq!(written(dir), Vec::<String>::new());
+
+    let (shown, code) = capture_on_a_terminal(dir, "y");
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("captured `good`"), "{shown}");
+    assert_eq!(written(dir), ["good.json"]);
+
+    // Once recorded, the same launch runs without a question.
+    kams(dir).arg("record").assert().success();
+    let (shown, code) = capture_on_a_terminal(dir, "n");
+    assert_eq!(code, 0, "{shown}");
+    assert!(!shown.contains("[y/N]"), "{shown}");
+}
+
 #[test]
 fn only_the_named_servers_run() {
     let repo = repo();

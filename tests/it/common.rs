@@ -63,6 +63,14 @@ impl EnvLike for Command {
 }
 
 /// Runs git in `dir` hermetically and panics on failure.
+/// `program` with the same hermetic environment as [`kams`], in `dir`.
+pub fn hermetic_command(program: &str, dir: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    hermetic(&mut cmd);
+    cmd.current_dir(dir);
+    cmd
+}
+
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let mut cmd = Command::new("git");
     hermetic(&mut cmd);
