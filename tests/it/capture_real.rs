@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json as value, Value};
 
-use crate::common::{copy, json, kams, real, repo};
+use crate::common::{copy, installed, json, kams, must, real, repo};
 
 /// The npm packages, pinned to versions the corpus holds.
 const NPM: [&str; 2] = [
@@ -43,89 +43,33 @@ const CONDITIONAL: [&str; 6] = [
     "trigger-elicitation-request-async",
 ];
 
-/// Marks a finished installation and names what it holds, so that a
-/// change of pinned versions installs again.
-const STAMP: &str = ".installed";
-
 /// `target/mcp-servers`, installed on first use (once per test process).
 fn servers() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(install)
-}
-
-fn stamp() -> String {
-    format!("{}\n{PYPI}\n", NPM.join("\n"))
-}
-
-/// Installs the servers unless the stamp says they are there.
-///
-/// A half-finished install must never look finished, and two test
-/// processes may install at once. So each installs into a folder of its
-/// own under `target/mcp-servers.d/`, then points the symlink
-/// `target/mcp-servers` at it with a rename, which is atomic. The folder
-/// itself is never moved: a Python venv is not relocatable (its scripts'
-/// `#!` lines name the venv's absolute path).
-fn install() -> PathBuf {
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-    let dir = target.join("mcp-servers");
-    if std::fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s == stamp()) {
-        return dir;
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let name = format!("{}-{nanos}", std::process::id());
-    let stage = target.join("mcp-servers.d").join(&name);
-    std::fs::create_dir_all(&stage).unwrap();
-
-    let start = Instant::now();
-    let mut npm = Command::new("npm");
-    npm.arg("install")
-        .arg("--prefix")
-        .arg(&stage)
-        .args(["--no-audit", "--no-fund", "--loglevel=error"])
-        .args(NPM);
-    must(&mut npm);
-    must(
-        Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(stage.join("venv")),
-    );
-    must(Command::new(stage.join("venv/bin/pip")).args([
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        PYPI,
-    ]));
-    std::fs::write(stage.join(STAMP), stamp()).unwrap();
-    eprintln!(
-        "installed the MCP servers in {} ({:.0?})",
-        stage.display(),
-        start.elapsed()
-    );
-
-    let link = target.join(format!("mcp-servers.link-{name}"));
-    std::os::unix::fs::symlink(Path::new("mcp-servers.d").join(&name), &link).unwrap();
-    // A real folder there (an install by hand) cannot be renamed over.
-    if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-    std::fs::rename(&link, &dir).unwrap();
-    dir
-}
-
-/// Runs an install step and panics with its output on failure.
-fn must(cmd: &mut Command) {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd:?}: {e} (see .ci/run for what to install)"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    DIR.get_or_init(|| {
+        let stamp = format!("{}\n{PYPI}\n", NPM.join("\n"));
+        installed("mcp-servers", &stamp, |stage| {
+            must(
+                Command::new("npm")
+                    .arg("install")
+                    .arg("--prefix")
+                    .arg(stage)
+                    .args(["--no-audit", "--no-fund", "--loglevel=error"])
+                    .args(NPM),
+            );
+            must(
+                Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(stage.join("venv")),
+            );
+            must(Command::new(stage.join("venv/bin/pip")).args([
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                PYPI,
+            ]));
+        })
+    })
 }
 
 fn text(b: &[u8]) -> String {

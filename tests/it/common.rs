@@ -105,3 +105,84 @@ pub fn json(stdout: &[u8]) -> serde_json::Value {
     serde_json::from_slice(stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(stdout)))
 }
+
+/// `target/NAME`, built by `build` into a fresh folder unless a finished
+/// build of the same `stamp` (what it holds: pinned versions) is there.
+///
+/// A half-finished install must never look finished, and two test
+/// processes may install at once. So each builds into a folder of its own
+/// under `target/NAME.d/`, then points the symlink `target/NAME` at it with
+/// a rename, which is atomic. The folder itself is never moved: a Python
+/// venv is not relocatable (its scripts' `#!` lines name its absolute
+/// path).
+pub fn installed(name: &str, stamp: &str, build: impl FnOnce(&Path)) -> PathBuf {
+    const STAMP: &str = ".installed";
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    let dir = target.join(name);
+    if std::fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s == stamp) {
+        return dir;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let unique = format!("{}-{nanos}", std::process::id());
+    let stage = target.join(format!("{name}.d")).join(&unique);
+    std::fs::create_dir_all(&stage).unwrap();
+    let start = std::time::Instant::now();
+    build(&stage);
+    std::fs::write(stage.join(STAMP), stamp).unwrap();
+    eprintln!(
+        "installed {name} in {} ({:.0?})",
+        stage.display(),
+        start.elapsed()
+    );
+    let link = target.join(format!("{name}.link-{unique}"));
+    std::os::unix::fs::symlink(Path::new(&format!("{name}.d")).join(&unique), &link).unwrap();
+    // A real folder there (an install by hand) cannot be renamed over.
+    if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::rename(&link, &dir).unwrap();
+    dir
+}
+
+/// Runs an install step and panics with its output on failure.
+pub fn must(cmd: &mut Command) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e} (see .ci/run for what to install)"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The Python packages the tests drive (a real SARIF schema validator,
+/// the pre-commit framework, the official OTLP protobuf definitions),
+/// pinned, in a venv under `target/py-tools`; returns its `bin` folder.
+pub fn py_tools() -> &'static Path {
+    const PACKAGES: [&str; 3] = [
+        "jsonschema==4.23.0",
+        "pre-commit==4.0.1",
+        "opentelemetry-proto==1.29.0",
+    ];
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        installed("py-tools", &PACKAGES.join("\n"), |stage| {
+            must(
+                Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(stage.join("venv")),
+            );
+            must(
+                Command::new(stage.join("venv/bin/pip"))
+                    .args(["install", "--quiet", "--disable-pip-version-check"])
+                    .args(PACKAGES),
+            );
+        })
+        .join("venv/bin")
+    })
+}
