@@ -88,6 +88,28 @@ pub enum Command {
     /// what each advertises into the inventory folder
     #[command(long_about = CAPTURE_HELP)]
     Capture(CaptureArgs),
+    /// Write the man pages where man finds them, so that `git kams --help` opens them
+    InstallMan(InstallManArgs),
+    /// Print a shell completion script for git-kams
+    Completions(CompletionsArgs),
+}
+
+/// Arguments of `install-man`.
+#[derive(Args, Debug)]
+pub struct InstallManArgs {
+    /// Man folder to write man1/ into [default: share/man beside the folder of this
+    /// executable, e.g. ~/.cargo/share/man for ~/.cargo/bin/git-kams, which man finds
+    /// through PATH]
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// Arguments of `completions`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// The long help of `capture`: what it runs, with what, and what it writes.

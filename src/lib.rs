@@ -40,6 +40,8 @@ pub fn run(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         cli::Command::Init(a) => commands::init::run(&env, a, out),
         cli::Command::Hook(a) => commands::hook::run(&env, a, out, err),
         cli::Command::Capture(a) => commands::capture::run(&env, a, out, err),
+        cli::Command::InstallMan(a) => commands::manual::install(&env, a, out),
+        cli::Command::Completions(a) => commands::manual::completions(a, out),
     };
     match result {
         Ok(status) => status,

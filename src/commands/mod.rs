@@ -6,6 +6,7 @@ pub mod capture;
 pub mod hook;
 pub mod init;
 pub mod log;
+pub mod manual;
 pub mod pin;
 pub mod record;
 pub mod scan;

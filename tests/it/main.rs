@@ -13,5 +13,6 @@ mod git;
 mod history;
 mod hooks;
 mod launch;
+mod manual;
 mod properties;
 mod transport;
