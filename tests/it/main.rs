@@ -14,5 +14,6 @@ mod history;
 mod hooks;
 mod launch;
 mod manual;
+mod precommit;
 mod properties;
 mod transport;
