@@ -56,11 +56,34 @@ pub struct Global {
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
+    /// Colour the text report: auto (only on a terminal, and not when NO_COLOR is set), always, never
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// Print nothing but errors; the exit status tells the outcome
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Say on stderr what is read and how long each step takes
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+
     /// MCP client config to review as well, e.g. Claude Desktop's claude_desktop_config.json
     /// (repeatable; read, never run) [always read when present, at the top of the work tree:
     /// .mcp.json, .vscode/mcp.json, .cursor/mcp.json]
     #[arg(long = "config", global = true, value_name = "PATH")]
     pub config: Vec<PathBuf>,
+}
+
+/// When to colour output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set or TERM is dumb.
+    Auto,
+    /// Always, even into a pipe.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// The subcommands.

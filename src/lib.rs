@@ -28,6 +28,16 @@ use std::io::Write;
 /// Runs a parsed command line, writing to `out` and `err`; returns the exit
 /// status (0 clean, 1 findings, 2 error).
 pub fn run(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    if cli.global.quiet {
+        let mut errors = ErrorsOnly::new(err);
+        let status = run_env(cli, &mut std::io::sink(), &mut errors);
+        errors.finish();
+        return status;
+    }
+    run_env(cli, out, err)
+}
+
+fn run_env(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let env = commands::Env::new(cli.global);
     let result = match &cli.command {
         cli::Command::Record => commands::record::run(&env, out),
@@ -49,5 +59,83 @@ pub fn run(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             let _ = writeln!(err, "error: {e:#}");
             2
         }
+    }
+}
+
+/// The stderr of `--quiet`: only error messages (a line starting with
+/// `error` and the lines that continue it) get through; notes, warnings
+/// and progress do not.
+struct ErrorsOnly<'a> {
+    inner: &'a mut dyn Write,
+    line: Vec<u8>,
+    passing: bool,
+}
+
+impl<'a> ErrorsOnly<'a> {
+    fn new(inner: &'a mut dyn Write) -> ErrorsOnly<'a> {
+        ErrorsOnly {
+            inner,
+            line: Vec::new(),
+            passing: false,
+        }
+    }
+
+    fn judge_line(&mut self) -> std::io::Result<()> {
+        let line = std::mem::take(&mut self.line);
+        if line.starts_with(b"error") {
+            self.passing = true;
+        } else if line.starts_with(b"\r")
+            || [&b"warning:"[..], b"note:", b"kams:", b"hint:"]
+                .iter()
+                .any(|p| line.starts_with(p))
+        {
+            self.passing = false;
+        }
+        if self.passing {
+            self.inner.write_all(&line)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) {
+        if !self.line.is_empty() {
+            let _ = self.judge_line();
+        }
+        let _ = self.inner.flush();
+    }
+}
+
+impl Write for ErrorsOnly<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for &b in buf {
+            self.line.push(b);
+            if b == b'\n' {
+                self.judge_line()?;
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quiet_keeps_errors_and_their_continuation_lines() {
+        let mut got = Vec::new();
+        let mut e = ErrorsOnly::new(&mut got);
+        write!(e, "note: lock missing\nwarning: `x`: skipped\n").unwrap();
+        write!(e, "error: not run:\n  x (.mcp.json)\nreview it\n").unwrap();
+        write!(e, "warning: later\n\r\x1b[Kprogress").unwrap();
+        e.finish();
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            "error: not run:\n  x (.mcp.json)\nreview it\n"
+        );
     }
 }

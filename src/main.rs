@@ -21,9 +21,50 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     // Buffered: a status of 100,000 entries is one write, not 100,000.
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let code = git_kams::run(cli, &mut out, &mut stderr.lock());
-    // A reader that went away is not an error (commands already flushed).
+    let mut out = std::io::BufWriter::new(Unpiped::new(stdout.lock()));
+    let code = git_kams::run(cli, &mut out, &mut Unpiped::new(stderr.lock()));
     let _ = std::io::Write::flush(&mut out);
     ExitCode::from(code)
+}
+
+/// A reader that went away (`git kams log | head`) is not an error: once
+/// the pipe is broken, output is dropped and the command runs to its end,
+/// so that its exit status still tells what it found.
+struct Unpiped<W> {
+    inner: W,
+    broken: bool,
+}
+
+impl<W> Unpiped<W> {
+    fn new(inner: W) -> Unpiped<W> {
+        Unpiped {
+            inner,
+            broken: false,
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Unpiped<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.broken {
+            return Ok(buf.len());
+        }
+        match self.inner.write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.broken = true;
+                Ok(buf.len())
+            }
+            other => other,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.inner.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.broken = true;
+                Ok(())
+            }
+            other => other,
+        }
+    }
 }

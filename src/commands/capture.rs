@@ -171,7 +171,7 @@ fn capture_confirmed(
     }
     let options = options(env, opts)?;
     let at = super::now()?;
-    let progress = std::io::stderr().is_terminal();
+    let progress = env.progress;
     let mut report = |name: &str, done: usize, total: usize| {
         if progress {
             let _ = write!(
@@ -185,7 +185,18 @@ fn capture_confirmed(
             let _ = err.flush();
         }
     };
-    Ok(capture::capture_all(servers, &options, &at, &mut report))
+    let started = std::time::Instant::now();
+    let results = capture::capture_all(servers, &options, &at, &mut report);
+    if env.global.verbose {
+        writeln!(
+            err,
+            "kams: captured {} server{} in {:.3} s",
+            servers.len(),
+            if servers.len() == 1 { "" } else { "s" },
+            started.elapsed().as_secs_f64()
+        )?;
+    }
+    Ok(results)
 }
 
 /// Shows what would run and asks on the terminal; without one, refuses

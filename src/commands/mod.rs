@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 
-use crate::cli::{Global, SelectArgs};
+use crate::cli::{ColorChoice, Global, SelectArgs};
 use crate::compare::Pair;
 use crate::config::{self, ClientServer};
 use crate::finding::Severity;
@@ -32,6 +32,44 @@ pub struct Env {
     pub global: Global,
     /// The repository, if any.
     pub repo: Repo,
+    /// Whether the text report is coloured (`--color`, `NO_COLOR`, a terminal).
+    pub colour: bool,
+    /// Whether a progress line may be drawn: stderr is a terminal and
+    /// neither `--quiet` nor `--verbose` (whose lines would interleave).
+    pub progress: bool,
+}
+
+/// A step of a long command: its end is reported with `--verbose`, and its
+/// progress line cleared on a terminal.
+pub struct Step<'e> {
+    what: String,
+    started: std::time::Instant,
+    verbose: bool,
+    progress: bool,
+    err: &'e mut dyn Write,
+}
+
+impl Step<'_> {
+    /// The writer the step borrowed, for messages meanwhile.
+    pub fn err(&mut self) -> &mut dyn Write {
+        self.err
+    }
+}
+
+impl Drop for Step<'_> {
+    fn drop(&mut self) {
+        if self.verbose {
+            let _ = writeln!(
+                self.err,
+                "kams: {} took {:.3} s",
+                self.what,
+                self.started.elapsed().as_secs_f64()
+            );
+        } else if self.progress {
+            let _ = write!(self.err, "\r\x1b[K");
+            let _ = self.err.flush();
+        }
+    }
 }
 
 /// The exit status of a command that ran to its end.
@@ -40,9 +78,40 @@ pub type Status = u8;
 impl Env {
     /// Resolves settings for this run.
     pub fn new(global: Global) -> Env {
+        use std::io::IsTerminal;
+        let colour = match global.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+            }
+        };
+        let progress = std::io::stderr().is_terminal() && !global.quiet && !global.verbose;
         Env {
             global,
             repo: Repo::discover(),
+            colour,
+            progress,
+        }
+    }
+
+    /// With `--verbose`, says on `err` what is being done and, when the
+    /// step ends (the returned guard is dropped), how long it took.
+    pub fn step<'e>(&self, what: &str, err: &'e mut dyn Write) -> Step<'e> {
+        if self.global.verbose {
+            let _ = writeln!(err, "kams: {what}");
+        } else if self.progress {
+            let _ = write!(err, "\r\x1b[K{what}...");
+            let _ = err.flush();
+        }
+        Step {
+            what: what.to_string(),
+            started: std::time::Instant::now(),
+            verbose: self.global.verbose,
+            progress: self.progress,
+            err,
         }
     }
 

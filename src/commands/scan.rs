@@ -21,7 +21,10 @@ pub fn findings(
     err: &mut dyn Write,
 ) -> Result<Vec<Finding>> {
     let keys = &select.keys;
-    let (mut inventory, mut lock) = env.inventory_and_lock(select, captured, err)?;
+    let (mut inventory, mut lock) = {
+        let mut step = env.step("reading the inventory and the lock", err);
+        env.inventory_and_lock(select, captured, step.err())?
+    };
     let selection = Selection::new(keys);
     let pairs = compare::pairs(&inventory, &lock);
     selection.check(&pairs)?;
@@ -41,13 +44,19 @@ pub fn findings(
         .filter_map(|(s, t)| t.map(|t| (s, t)))
         .collect();
     inventory.materialize(&tools);
-    let mut all = compare::compare(&inventory, &lock);
+    let mut all = {
+        let _step = env.step("comparing with the lock", err);
+        compare::compare(&inventory, &lock)
+    };
     let configs = env.client_configs()?;
-    all.extend(detect::run(&detect::Context {
-        inventory: &inventory,
-        lock: &lock,
-        configs: &configs,
-    }));
+    {
+        let _step = env.step("running the detectors", err);
+        all.extend(detect::run(&detect::Context {
+            inventory: &inventory,
+            lock: &lock,
+            configs: &configs,
+        }));
+    }
     all.retain(|f| selection.matches(&f.server, f.tool.as_deref()));
     Finding::sort(&mut all);
     Ok(all)
@@ -84,7 +93,7 @@ pub fn run(
         exit_status(&all, fail_on)
     };
     emit(out, |out| match env.global.format {
-        Format::Text => report::write_text(&all, out),
+        Format::Text => report::write_text(&all, env.colour, out),
         Format::Json => report::write_json(&all, fail_on, out),
     })?;
     Ok(status)

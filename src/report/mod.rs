@@ -31,13 +31,31 @@ pub fn counts(findings: &[Finding]) -> Vec<(Severity, usize)> {
         .collect()
 }
 
-/// Writes sorted findings as text.
-pub fn write_text(findings: &[Finding], out: &mut dyn Write) -> io::Result<()> {
+/// The SGR colour of a severity on a terminal.
+fn sgr(s: Severity) -> &'static str {
+    match s {
+        Severity::Critical => "1;31",
+        Severity::High => "31",
+        Severity::Medium => "33",
+        Severity::Low => "36",
+        Severity::Info => "2",
+    }
+}
+
+/// Writes sorted findings as text; `colour` marks each severity with an
+/// ANSI colour (only ever our own escapes: descriptor text is escaped
+/// before it is written, so it can never carry one).
+pub fn write_text(findings: &[Finding], colour: bool, out: &mut dyn Write) -> io::Result<()> {
     for f in findings {
+        let sev = format!("{:<8}", f.severity.as_str());
+        if colour {
+            write!(out, "\x1b[{}m{sev}\x1b[0m", sgr(f.severity))?;
+        } else {
+            out.write_all(sev.as_bytes())?;
+        }
         write!(
             out,
-            "{:<8} {:<10} {}",
-            f.severity.as_str(),
+            " {:<10} {}",
             f.class.as_str(),
             escape_display(&f.subject())
         )?;

@@ -13,6 +13,7 @@ mod git;
 mod history;
 mod hooks;
 mod launch;
+mod manners;
 mod manual;
 mod precommit;
 mod properties;
