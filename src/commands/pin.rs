@@ -54,6 +54,9 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
     let inventory = env.inventory()?;
     let path = env.lock_path()?;
     let guard = Guard::acquire(&path)?;
+    if let Some(note) = guard.recovered() {
+        emit(out, |o| writeln!(o, "note: {note}"))?;
+    }
     let mut lock = guard.read()?.unwrap_or_default();
     let selection = Selection::new(&args.keys);
     let all = pairs(&inventory, &lock);
@@ -101,11 +104,24 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
     }
     if actions.is_empty() {
         drop(guard);
+        let uncommitted = if args.no_commit {
+            None
+        } else {
+            uncommitted_lock(env, &path)
+        };
         emit(out, |o| {
             writeln!(
                 o,
                 "nothing to pin: the selected entries are pinned and unchanged"
-            )
+            )?;
+            if let Some(rel) = &uncommitted {
+                writeln!(
+                    o,
+                    "note: {0} differs from its last commit (an earlier pin stopped before committing, or it was edited): review `git diff {0}`, then `git commit -s {0}`",
+                    rel.display()
+                )?;
+            }
+            Ok(())
         })?;
         return Ok(0);
     }
@@ -243,6 +259,20 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         )
     })?;
     Ok(0)
+}
+
+/// The lock's path in the work tree when its content differs from HEAD's
+/// (or HEAD has none), so that a pin that was stopped between writing the
+/// lock and committing it does not go unnoticed.
+fn uncommitted_lock(env: &Env, path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let (_, rel) = commit_target(env, path)?;
+    let on_disk = std::fs::read(path).ok()?;
+    let head = env.repo.commit_of("HEAD").ok();
+    let committed = head.and_then(|h| env.repo.blob_at(h, &rel).ok().flatten());
+    match committed {
+        Some((_, bytes)) if bytes == on_disk => None,
+        _ => Some(rel),
+    }
 }
 
 /// The repository and the lock's path in it, when the approval should be

@@ -17,6 +17,9 @@ pub fn run(env: &Env, out: &mut dyn Write) -> Result<Status> {
     let inventory = env.inventory()?;
     let path = env.lock_path()?;
     let guard = Guard::acquire(&path)?;
+    if let Some(note) = guard.recovered() {
+        emit(out, |o| writeln!(o, "note: {note}"))?;
+    }
     let mut lock = guard.read()?.unwrap_or_default();
     let time = now()?;
     let new: Vec<(String, Option<String>, crate::descriptor::Descriptor)> =

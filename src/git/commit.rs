@@ -135,6 +135,11 @@ pub fn commit_file(
     }
     let id = repo.write_object(&commit)?.detach();
 
+    // The index first, then HEAD: stopped in between, the approval is a
+    // staged change that the next pin points out, never a HEAD whose index
+    // looks like a staged revert of it.
+    update_index(repo, claim, rel_bytes.as_bstr(), blob, &on_disk)?;
+
     use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
     use gix::refs::Target;
     let subject = message.lines().next().unwrap_or_default();
@@ -153,9 +158,15 @@ pub fn commit_file(
         },
         name: "HEAD".try_into()?,
         deref: true,
+    })
+    .map_err(|e| {
+        anyhow!(
+            "cannot move HEAD to the approval commit ({e}); if no other git is running, a crashed one left a lock file: remove {}/HEAD.lock or the branch's .lock under {}/refs/heads",
+            repo.git_dir().display(),
+            repo.git_dir().display()
+        )
     })?;
 
-    update_index(repo, claim, rel_bytes.as_bstr(), blob, &on_disk)?;
     Ok(id)
 }
 

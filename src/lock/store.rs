@@ -5,6 +5,12 @@
 //! writes the new text into the lock file, flushes it to disk and renames it
 //! over `kams.lock`. Readers therefore see the old lock or the new one,
 //! never half of one, and two writers cannot lose each other's update.
+//!
+//! The writer also holds an advisory `flock` on the lock file, which the
+//! kernel drops when the process dies however it dies. A `kams.lock.lock`
+//! that nobody holds and that is older than [`STALE_AFTER`] was left by a
+//! killed run: the next writer removes it, says so, and goes on, instead of
+//! refusing forever.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -90,11 +96,31 @@ pub fn lock_error(path: &Path, e: super::format::LockError) -> anyhow::Error {
     }
 }
 
+/// Age past which an unheld lock file counts as left by a dead writer.
+/// A live writer holds its `flock` from a few microseconds after it
+/// creates the file, so only a file this old and unheld is stale.
+pub const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// An exclusive claim on the lock path, released on drop.
 pub struct Guard {
     path: PathBuf,
     lock_path: PathBuf,
     file: Option<File>,
+    recovered: Option<String>,
+}
+
+/// Takes the advisory lock on `file` without waiting; false when another
+/// process holds it.
+#[cfg(unix)]
+fn try_flock(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a file descriptor we own; no memory is involved.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+#[cfg(not(unix))]
+fn try_flock(_file: &File) -> bool {
+    false
 }
 
 impl Guard {
@@ -112,26 +138,53 @@ impl Guard {
         let mut lock_path = path.as_os_str().to_owned();
         lock_path.push(".lock");
         let lock_path = PathBuf::from(lock_path);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&lock_path)
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    anyhow!(
-                        "{}: lock held by another git-kams (or left by one that crashed); if none is running, remove {}",
-                        crate::text::shown_path(path),
-                        crate::text::shown_path(&lock_path)
-                    )
-                } else {
-                    anyhow!("{}: cannot create {}: {e}", crate::text::shown_path(path), crate::text::shown_path(&lock_path))
+        let shown = crate::text::shown_path;
+        let mut recovered = None;
+        // Twice at most: once more after removing a stale file.
+        for _ in 0..2 {
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&lock_path)
+            {
+                Ok(file) => {
+                    // A new file nobody else can have locked yet.
+                    try_flock(&file);
+                    return Ok(Guard {
+                        path: path.to_path_buf(),
+                        lock_path,
+                        file: Some(file),
+                        recovered,
+                    });
                 }
-            })?;
-        Ok(Guard {
-            path: path.to_path_buf(),
-            lock_path,
-            file: Some(file),
-        })
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if recovered.is_none() {
+                        if let Some(note) = remove_if_stale(&lock_path)? {
+                            recovered = Some(note);
+                            continue;
+                        }
+                    }
+                    bail!(
+                        "{}: lock held by another git-kams run ({} exists); try again when it is done (a file left by a run that was killed is removed by the next run {} s after)",
+                        shown(path),
+                        shown(&lock_path),
+                        STALE_AFTER.as_secs()
+                    );
+                }
+                Err(e) => bail!("{}: cannot create {}: {e}", shown(path), shown(&lock_path)),
+            }
+        }
+        bail!(
+            "{}: {} keeps coming back: another git-kams is starting at the same moment; try again",
+            shown(path),
+            shown(&lock_path)
+        )
+    }
+
+    /// What was recovered on the way in: a note about a stale lock file
+    /// removed, for the command to show.
+    pub fn recovered(&self) -> Option<&str> {
+        self.recovered.as_deref().filter(|n| !n.is_empty())
     }
 
     /// Reads the current lock while holding the claim.
@@ -170,6 +223,45 @@ impl Guard {
     }
 }
 
+/// Removes `lock_path` when no process holds it and it is older than
+/// [`STALE_AFTER`]; the note says what was done. `None`: it is held (or
+/// too young to tell), or it went away meanwhile.
+fn remove_if_stale(lock_path: &Path) -> Result<Option<String>> {
+    let file = match File::open(lock_path) {
+        Ok(f) => f,
+        // Its writer finished meanwhile: take it again.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Some(String::new()));
+        }
+        Err(_) => return Ok(None),
+    };
+    if !try_flock(&file) {
+        return Ok(None);
+    }
+    let age = file
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .unwrap_or_default();
+    if age < STALE_AFTER {
+        return Ok(None);
+    }
+    // Still holding the flock: a second recoverer waits on it and then
+    // finds the file gone.
+    std::fs::remove_file(lock_path).with_context(|| {
+        format!(
+            "cannot remove the stale {}",
+            crate::text::shown_path(lock_path)
+        )
+    })?;
+    Ok(Some(format!(
+        "removed {}, left {:.0} s ago by a git-kams run that ended before finishing (no process holds it); the lock itself was never half written",
+        crate::text::shown_path(lock_path),
+        age.as_secs_f64()
+    )))
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         if self.file.is_some() {
@@ -194,5 +286,41 @@ mod tests {
         assert_eq!(read(&path).unwrap(), Some(Lock::default()));
         drop(Guard::acquire(&path).unwrap());
         assert!(Guard::acquire(&path).is_ok());
+    }
+
+    #[test]
+    fn a_lock_file_nobody_holds_is_stale_once_old() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kams.lock");
+        let stale = dir.path().join("kams.lock.lock");
+        // What a killed writer leaves: a file, half written, unheld.
+        std::fs::write(&stale, "{ half").unwrap();
+        // Too young to tell from a writer that just created it.
+        let err = Guard::acquire(&path).err().unwrap().to_string();
+        assert!(err.contains("lock held"), "{err}");
+        let old = std::time::SystemTime::now() - STALE_AFTER * 2;
+        File::options()
+            .write(true)
+            .open(&stale)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let g = Guard::acquire(&path).unwrap();
+        let note = g.recovered().unwrap();
+        assert!(
+            note.contains("removed") && note.contains("kams.lock.lock"),
+            "{note}"
+        );
+        // A held one, however old, is never taken.
+        File::options()
+            .write(true)
+            .open(&stale)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let err = Guard::acquire(&path).err().unwrap().to_string();
+        assert!(err.contains("lock held"), "{err}");
+        g.commit(&Lock::default()).unwrap();
+        assert_eq!(read(&path).unwrap(), Some(Lock::default()));
     }
 }
