@@ -12,6 +12,7 @@ mod flow;
 mod git;
 mod history;
 mod hooks;
+mod imports;
 mod launch;
 mod properties;
 mod transport;
