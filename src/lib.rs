@@ -3,7 +3,8 @@
 //! The pipeline, in modules: [`inventory`] reads what servers advertise,
 //! [`canon`] and [`descriptor`] give each tool a canonical form and digests,
 //! [`lock`] keeps what was seen and approved, [`compare`] and [`detect`]
-//! turn the two into [`finding`]s, and [`report`] writes them. [`git`] and
+//! turn the two into [`finding`]s, and [`report`] writes them; [`import`]
+//! reads the approval files of two older tools. [`git`] and
 //! [`commands`] are the edge where files, git and the command line meet the
 //! pure core.
 
@@ -17,6 +18,7 @@ pub mod descriptor;
 pub mod detect;
 pub mod finding;
 pub mod git;
+pub mod import;
 pub mod inventory;
 pub mod json;
 pub mod lock;
@@ -52,6 +54,7 @@ fn run_env(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         cli::Command::Capture(a) => commands::capture::run(&env, a, out, err),
         cli::Command::InstallMan(a) => commands::manual::install(&env, a, out),
         cli::Command::Completions(a) => commands::manual::completions(a, out),
+        cli::Command::Import(a) => commands::import::run(&env, a, out),
     };
     match result {
         Ok(status) => status,

@@ -4,6 +4,7 @@
 pub mod blame;
 pub mod capture;
 pub mod hook;
+pub mod import;
 pub mod init;
 pub mod log;
 pub mod manual;

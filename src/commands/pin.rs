@@ -6,6 +6,7 @@
 //! Pinning a whole server also records its current launch.
 
 use std::io::Write;
+use std::path::Path;
 
 use anyhow::{bail, Result};
 
@@ -15,7 +16,7 @@ use crate::compare::pairs;
 use crate::descriptor::Descriptor;
 use crate::json::Value;
 use crate::lock::store::Guard;
-use crate::lock::{Approval, Entry, State};
+use crate::lock::{Approval, Entry, Lock, State};
 use crate::text::{escape_display, has_concealing};
 
 enum Action {
@@ -30,7 +31,7 @@ enum Action {
 const LAUNCH: &str = "launch    ";
 
 /// The approver: `--approver`, else git config `user.name` and `user.email`.
-fn approver(env: &Env, flag: Option<&str>) -> Result<String> {
+pub fn approver(env: &Env, flag: Option<&str>) -> Result<String> {
     let who = match flag {
         Some(a) => a.trim().to_string(),
         None => match (env.repo.config("user.name"), env.repo.config("user.email")) {
@@ -39,13 +40,19 @@ fn approver(env: &Env, flag: Option<&str>) -> Result<String> {
             _ => bail!("no approver: set git config user.name and user.email, or pass --approver \"Name <email>\""),
         },
     };
-    if who.is_empty() || has_concealing(&who) {
+    check_approver(&who)?;
+    Ok(who)
+}
+
+/// Refuses an approver that is empty or could hide text from a reviewer.
+pub fn check_approver(who: &str) -> Result<()> {
+    if who.is_empty() || has_concealing(who) {
         bail!(
             "approver `{}` is empty or has control or invisible characters",
-            escape_display(&who)
+            escape_display(who)
         );
     }
-    Ok(who)
+    Ok(())
 }
 
 /// Runs `pin`.
@@ -206,26 +213,65 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         }
     }
     lock.tidy();
-    let commit_in = if args.no_commit {
+    let message = approval_message(&args.note, &who, &lines);
+    let done = write_approval(env, guard, &lock, &path, args.no_commit, &message)?;
+    emit(out, |o| {
+        for l in &lines {
+            writeln!(o, "{l}")?;
+        }
+        writeln!(
+            o,
+            "approved by {} ({}): {done}",
+            escape_display(&who),
+            lines.len()
+        )
+    })?;
+    Ok(0)
+}
+
+/// Where an approval went: written to the lock, or also committed.
+pub enum Written {
+    /// Only the lock file was written (`--no-commit`, or no work tree).
+    File(std::path::PathBuf),
+    /// The lock was written and committed: the commit and the lock's path
+    /// in the work tree.
+    Commit(gix::ObjectId, std::path::PathBuf),
+}
+
+impl std::fmt::Display for Written {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Written::File(p) => write!(f, "wrote {}", crate::text::shown_path(p)),
+            Written::Commit(id, rel) => write!(
+                f,
+                "committed {} ({})",
+                id.to_hex_with_len(12),
+                crate::text::shown_path(rel)
+            ),
+        }
+    }
+}
+
+/// Writes an approved `lock` under `guard` and, in a work tree unless
+/// `no_commit`, commits it alone with `message` (which carries the
+/// sign-off). Shared by `pin` and `import` so that every approval reaches
+/// git the same way.
+pub fn write_approval(
+    env: &Env,
+    guard: Guard,
+    lock: &Lock,
+    path: &Path,
+    no_commit: bool,
+    message: &str,
+) -> Result<Written> {
+    let commit_in = if no_commit {
         None
     } else {
-        commit_target(env, &path)
+        commit_target(env, path)
     };
     let Some((repo, rel)) = commit_in else {
-        guard.commit(&lock)?;
-        emit(out, |o| {
-            for l in &lines {
-                writeln!(o, "{l}")?;
-            }
-            writeln!(
-                o,
-                "approved by {} ({}): wrote {}",
-                escape_display(&who),
-                lines.len(),
-                crate::text::shown_path(&path)
-            )
-        })?;
-        return Ok(0);
+        guard.commit(lock)?;
+        return Ok(Written::File(path.to_path_buf()));
     };
     // Everything that can refuse runs before kams.lock is touched: the
     // index claim, the identity, the user's commit-msg hook.
@@ -235,30 +281,16 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
             "no committer identity: set git config user.name and user.email (or pass --no-commit)"
         );
     }
-    let message = approval_message(&args.note, &who, &lines);
-    let message = crate::git::commit::run_commit_msg_hook(repo, &message)?;
-    guard.commit(&lock)?;
+    let message = crate::git::commit::run_commit_msg_hook(repo, message)?;
+    guard.commit(lock)?;
     let id = crate::git::commit::commit_file(repo, claim, &rel, &message).map_err(|e| {
         anyhow::anyhow!(
             "{e:#}; {} was written but not committed: commit it with `git commit -s {}`",
-            crate::text::shown_path(&path),
+            crate::text::shown_path(path),
             rel.display()
         )
     })?;
-    emit(out, |o| {
-        for l in &lines {
-            writeln!(o, "{l}")?;
-        }
-        writeln!(
-            o,
-            "approved by {} ({}): committed {} ({})",
-            escape_display(&who),
-            lines.len(),
-            id.to_hex_with_len(12),
-            crate::text::shown_path(&rel)
-        )
-    })?;
-    Ok(0)
+    Ok(Written::Commit(id, rel))
 }
 
 /// The lock's path in the work tree when its content differs from HEAD's
@@ -279,7 +311,7 @@ fn uncommitted_lock(env: &Env, path: &std::path::Path) -> Option<std::path::Path
 /// committed: in a work tree, with the lock inside it.
 fn commit_target<'a>(
     env: &'a Env,
-    path: &std::path::Path,
+    path: &Path,
 ) -> Option<(&'a gix::Repository, std::path::PathBuf)> {
     let repo = env.repo.gix()?;
     repo.workdir()?;
@@ -320,6 +352,12 @@ fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
             )
         }
     };
+    commit_message(&subject, note, who, lines)
+}
+
+/// An approval commit's message: the subject, the note, one line per
+/// change, and the approver's sign-off (what the hooks check).
+pub fn commit_message(subject: &str, note: &str, who: &str, lines: &[String]) -> String {
     let mut m = format!("{subject}\n\n");
     if !note.trim().is_empty() {
         m.push_str(note.trim());

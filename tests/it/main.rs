@@ -13,6 +13,7 @@ mod flow;
 mod git;
 mod history;
 mod hooks;
+mod imports;
 mod launch;
 mod manners;
 mod manual;
