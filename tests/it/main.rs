@@ -13,5 +13,6 @@ mod git;
 mod history;
 mod hooks;
 mod launch;
+mod metrics;
 mod properties;
 mod transport;
