@@ -96,7 +96,7 @@ pub enum Command {
     /// Show each entry's state and digests, and whether the inventory still matches
     Status(SelectArgs),
     /// Report every finding of the inventory against the lock
-    Scan(ScanArgs),
+    Scan(ScanCommand),
     /// Show field-level diffs between the lock and the inventory
     Diff(ScanArgs),
     /// Approval history: the commits that changed kams.lock, newest first
@@ -376,4 +376,27 @@ pub struct ScanArgs {
     /// How to capture, with --capture
     #[command(flatten)]
     pub capture_opts: CaptureOpts,
+}
+
+/// Arguments of `scan`: those it shares with `diff`, and the metrics export.
+#[derive(Args, Debug)]
+pub struct ScanCommand {
+    /// What to scan and when to fail
+    #[command(flatten)]
+    pub scan: ScanArgs,
+
+    /// Where to send metrics
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+}
+
+/// Where `scan` sends its counts as OpenTelemetry metrics (docs/metrics.md).
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    /// After the scan, POST the counts of findings as OTLP/HTTP metrics to this base URL
+    /// (v1/metrics is appended); a failed export is a warning and leaves the exit status as it is
+    /// [default: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as is, else OTEL_EXPORTER_OTLP_ENDPOINT;
+    /// neither: nothing is sent]
+    #[arg(long, value_name = "URL", value_parser = crate::metrics::export::parse_base_url)]
+    pub otlp_endpoint: Option<String>,
 }

@@ -3,8 +3,9 @@
 //! The pipeline, in modules: [`inventory`] reads what servers advertise,
 //! [`canon`] and [`descriptor`] give each tool a canonical form and digests,
 //! [`lock`] keeps what was seen and approved, [`compare`] and [`detect`]
-//! turn the two into [`finding`]s, and [`report`] writes them; [`import`]
-//! reads the approval files of two older tools. [`git`] and
+//! turn the two into [`finding`]s, [`report`] writes them and [`metrics`]
+//! sends their counts to an OpenTelemetry backend; [`import`] reads the
+//! approval files of two older tools. [`git`] and
 //! [`commands`] are the edge where files, git and the command line meet the
 //! pure core.
 
@@ -22,6 +23,7 @@ pub mod import;
 pub mod inventory;
 pub mod json;
 pub mod lock;
+pub mod metrics;
 pub mod report;
 pub mod text;
 
@@ -45,8 +47,14 @@ fn run_env(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         cli::Command::Record => commands::record::run(&env, out),
         cli::Command::Pin(a) => commands::pin::run(&env, a, out),
         cli::Command::Status(a) => commands::status::run(&env, a, out, err),
-        cli::Command::Scan(a) => commands::scan::run(&env, a, false, out, err),
-        cli::Command::Diff(a) => commands::scan::run(&env, a, true, out, err),
+        cli::Command::Scan(a) => commands::scan::run(
+            &env,
+            &a.scan,
+            commands::scan::Mode::Scan(&a.metrics),
+            out,
+            err,
+        ),
+        cli::Command::Diff(a) => commands::scan::run(&env, a, commands::scan::Mode::Diff, out, err),
         cli::Command::Log(a) => commands::log::run(&env, a, out),
         cli::Command::Blame(a) => commands::blame::run(&env, a, out),
         cli::Command::Init(a) => commands::init::run(&env, a, out),

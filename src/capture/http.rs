@@ -56,25 +56,10 @@ pub fn connect(
     kind: HttpKind,
     opts: &HttpOptions,
 ) -> Result<Box<dyn Transport>> {
-    let base: Uri = url
-        .parse()
-        .ok()
-        .filter(|u: &Uri| matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some())
+    let base = http_url(url)
         .ok_or_else(|| anyhow!("the server URL is not an absolute http or https URL"))?;
-    // Checked here so that a bad entry fails before any request, and so that
-    // the error names the header but never shows its value (often a token).
-    let headers = headers
-        .iter()
-        .map(|(name, value)| {
-            let shown = escape_display(name);
-            let name = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| anyhow!("header `{shown}`: not a valid HTTP header name"))?;
-            let value = HeaderValue::from_str(value).map_err(|_| {
-                anyhow!("header `{shown}`: its value is not a valid HTTP header value")
-            })?;
-            Ok((name, value))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    // Checked here so that a bad entry fails before any request.
+    let headers = header_pairs(headers)?;
     let agent: Agent = Agent::config_builder()
         // Error statuses are answers we report with their body, not failures.
         .http_status_as_error(false)
@@ -113,6 +98,30 @@ pub fn connect(
         }
     }
     Ok(Box::new(transport))
+}
+
+/// `url` when it is an absolute http or https URL with a host.
+pub(crate) fn http_url(url: &str) -> Option<Uri> {
+    url.parse()
+        .ok()
+        .filter(|u: &Uri| matches!(u.scheme_str(), Some("http" | "https")) && u.host().is_some())
+}
+
+/// Configured headers as HTTP headers. An error names the header but never
+/// shows its value, which is often a token.
+pub(crate) fn header_pairs(headers: &[(String, String)]) -> Result<Vec<(HeaderName, HeaderValue)>> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let shown = escape_display(name);
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| anyhow!("header `{shown}`: not a valid HTTP header name"))?;
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                anyhow!("header `{shown}`: its value is not a valid HTTP header value")
+            })?;
+            Ok((name, value))
+        })
+        .collect()
 }
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -485,7 +494,7 @@ fn pump<R: BufRead>(mut events: SseReader<R>, tx: Sender<Incoming>) {
 }
 
 /// The error for a request that got no answer.
-fn failed(what: &str, e: ureq::Error) -> anyhow::Error {
+pub(crate) fn failed(what: &str, e: ureq::Error) -> anyhow::Error {
     match e {
         ureq::Error::Timeout(_) => anyhow!("{what}: no answer before the deadline"),
         e => anyhow!("{what}: {e}"),
@@ -518,7 +527,7 @@ fn read_message(reader: impl Read, max_message: usize) -> Result<Vec<u8>> {
 /// The error for a non-2xx answer: the status and the start of the body,
 /// escaped, since the body is the server's text and may hold control
 /// characters meant for the terminal.
-fn status_error(what: &str, response: http::Response<Body>) -> anyhow::Error {
+pub(crate) fn status_error(what: &str, response: http::Response<Body>) -> anyhow::Error {
     let status = response.status();
     let mut raw = Vec::new();
     // Four bytes a character at most. A body that breaks off is still worth

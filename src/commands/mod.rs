@@ -360,10 +360,15 @@ pub fn parse_size(s: &str) -> Option<u64> {
     digits.parse::<u64>().ok()?.checked_mul(mult)
 }
 
-/// The time recorded in the lock: `SOURCE_DATE_EPOCH` when set (for
-/// reproducible tests and samples), else now; RFC 3339, UTC, seconds.
+/// The time recorded in the lock: [`clock`], RFC 3339, UTC, seconds.
 pub fn now() -> Result<String> {
-    let t = match std::env::var("SOURCE_DATE_EPOCH") {
+    Ok(clock()?.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+}
+
+/// The time of this run: `SOURCE_DATE_EPOCH` when set (for reproducible
+/// tests and samples), else now.
+pub fn clock() -> Result<chrono::DateTime<chrono::Utc>> {
+    Ok(match std::env::var("SOURCE_DATE_EPOCH") {
         Ok(v) => {
             let secs: i64 = v
                 .trim()
@@ -373,8 +378,7 @@ pub fn now() -> Result<String> {
                 .ok_or_else(|| anyhow!("SOURCE_DATE_EPOCH {secs} is out of range"))?
         }
         Err(_) => chrono::Utc::now(),
-    };
-    Ok(t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+    })
 }
 
 /// Entry selection by `SERVER` or `SERVER/TOOL` keys.

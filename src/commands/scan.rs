@@ -1,17 +1,30 @@
-//! `git kams scan` (every finding) and `git kams diff` (field-level drift
-//! only).
+//! `git kams scan` (every finding, and their counts as metrics) and
+//! `git kams diff` (field-level drift only).
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 
 use super::{emit, Env, Selection, Status};
-use crate::cli::{ScanArgs, SelectArgs};
+use crate::cli::{MetricsArgs, ScanArgs, SelectArgs};
 use crate::compare;
 use crate::detect;
 use crate::finding::{Class, Finding, Severity};
+use crate::lock::Lock;
+use crate::metrics::{self, export, otlp};
 use crate::report::{self, Format};
+
+/// What a scan found, and what it looked at.
+pub struct Scan {
+    /// Every finding, sorted.
+    pub findings: Vec<Finding>,
+    /// The lock the findings were computed against (read digests only; the
+    /// metrics take each subject's state from it).
+    pub lock: Lock,
+    /// Every selected server of the inventory or the lock, sorted.
+    pub servers: Vec<String>,
+}
 
 /// Every finding of the inventory against the lock, sorted.
 pub fn findings(
@@ -19,7 +32,7 @@ pub fn findings(
     select: &SelectArgs,
     captured: Option<Vec<(PathBuf, Vec<u8>)>>,
     err: &mut dyn Write,
-) -> Result<Vec<Finding>> {
+) -> Result<Scan> {
     let keys = &select.keys;
     let (mut inventory, mut lock) = {
         let mut step = env.step("reading the inventory and the lock", err);
@@ -28,6 +41,12 @@ pub fn findings(
     let selection = Selection::new(keys);
     let pairs = compare::pairs(&inventory, &lock);
     selection.check(&pairs)?;
+    let mut servers: Vec<String> = pairs
+        .iter()
+        .filter(|p| selection.matches(p.server, p.tool))
+        .map(|p| p.server.to_string())
+        .collect();
+    servers.dedup();
     // Both were read keeping digests only; rebuild the descriptors of the
     // entries that differ, the only ones whose fields are compared.
     let drifted: Vec<(String, Option<String>)> = pairs
@@ -59,14 +78,26 @@ pub fn findings(
     }
     all.retain(|f| selection.matches(&f.server, f.tool.as_deref()));
     Finding::sort(&mut all);
-    Ok(all)
+    Ok(Scan {
+        findings: all,
+        lock,
+        servers,
+    })
 }
 
-/// Runs `scan` (or `diff` when `drift_only`).
+/// Which command runs.
+pub enum Mode<'a> {
+    /// `scan`: every finding; metrics sent where configured.
+    Scan(&'a MetricsArgs),
+    /// `diff`: drift only; no metrics, which would undercount.
+    Diff,
+}
+
+/// Runs `scan` or `diff`.
 pub fn run(
     env: &Env,
     args: &ScanArgs,
-    drift_only: bool,
+    mode: Mode<'_>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Status> {
@@ -78,25 +109,53 @@ pub fn run(
     } else {
         (None, Vec::new())
     };
-    let mut all = findings(env, &args.select, captured, err)?;
+    let mut scan = findings(env, &args.select, captured, err)?;
     // A server that could not be captured is not missing from the config:
     // its entries are not reported as removed.
-    all.retain(|f| !failed.contains(&f.server));
-    if drift_only {
-        all.retain(|f| f.class == Class::Drift);
+    scan.findings.retain(|f| !failed.contains(&f.server));
+    scan.servers.retain(|s| !failed.contains(s));
+    if let Mode::Diff = mode {
+        scan.findings.retain(|f| f.class == Class::Drift);
     }
+    let all = &scan.findings;
     // A server that could not be captured was not scanned: that is an
     // error, whatever the others show.
     let status = if !failed.is_empty() {
         2
     } else {
-        exit_status(&all, fail_on)
+        exit_status(all, fail_on)
     };
     emit(out, |out| match env.global.format {
-        Format::Text => report::write_text(&all, env.colour, out),
-        Format::Json => report::write_json(&all, fail_on, out),
+        Format::Text => report::write_text(all, env.colour, out),
+        Format::Json => report::write_json(all, fail_on, out),
     })?;
+    if let Mode::Scan(metrics) = mode {
+        // After the report, so that a slow backend never holds it up; and a
+        // warning, never a change of status: a scheduled scan must still
+        // fail on its findings when the backend is down, and must not fail
+        // because of the backend alone.
+        if let Err(e) = export_metrics(metrics, &scan) {
+            let _ = writeln!(err, "warning: metrics not exported: {e:#}");
+        }
+    }
     Ok(status)
+}
+
+/// Sends the scan's metrics when an endpoint is configured.
+fn export_metrics(args: &MetricsArgs, scan: &Scan) -> Result<()> {
+    let Some(config) = export::Config::resolve(args.otlp_endpoint.as_deref(), &|name| {
+        std::env::var(name).ok()
+    })?
+    else {
+        return Ok(());
+    };
+    let time = super::clock()?;
+    let nanos = time
+        .timestamp_nanos_opt()
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| anyhow!("the time {time} cannot be sent as nanoseconds since 1970"))?;
+    let metrics = metrics::metrics(&scan.findings, &scan.lock, &scan.servers);
+    export::send(&config, otlp::encode(&config.resource, &metrics, nanos))
 }
 
 /// 1 when a finding is at or above `fail_on`, else 0.

@@ -17,6 +17,7 @@ mod imports;
 mod launch;
 mod manners;
 mod manual;
+mod metrics;
 mod precommit;
 mod properties;
 mod transport;
