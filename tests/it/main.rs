@@ -14,4 +14,5 @@ mod history;
 mod hooks;
 mod launch;
 mod properties;
+mod sarif;
 mod transport;
