@@ -97,6 +97,20 @@ pub enum Class {
 }
 
 impl Class {
+    /// Every class, in the order of the enum (the order of SARIF rules).
+    pub const ALL: [Class; 10] = [
+        Class::Drift,
+        Class::Added,
+        Class::Removed,
+        Class::Ambiguous,
+        Class::Unapproved,
+        Class::Poison,
+        Class::Hidden,
+        Class::Shadow,
+        Class::Squat,
+        Class::Transport,
+    ];
+
     /// The lowercase name used in output.
     pub fn as_str(self) -> &'static str {
         match self {

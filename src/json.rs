@@ -512,6 +512,96 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Where a JSON pointer's value is written in a document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Position {
+    /// Byte offset of the value's first byte.
+    pub offset: usize,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters (Unicode code points).
+    pub column: usize,
+    /// The pointer that was found: the one asked for, or its deepest
+    /// ancestor that the document holds.
+    pub pointer: String,
+}
+
+/// Finds the value at `pointer` (RFC 6901) in the first JSON value of
+/// `input`, walking it with [`Reader`] so that positions agree with what
+/// was read. A pointer the document does not hold (a property that was
+/// removed, a field named after its canonical key) resolves to its deepest
+/// ancestor that it does; of duplicate keys the last one wins, as the
+/// reader keeps the last value. A malformed document stops the walk where
+/// it breaks. `None` when `pointer` is not a pointer or `input` is not
+/// UTF-8.
+pub fn locate(input: &[u8], pointer: &str) -> Option<Position> {
+    let tokens: Vec<String> = if pointer.is_empty() {
+        Vec::new()
+    } else {
+        pointer
+            .strip_prefix('/')?
+            .split('/')
+            .map(|t| t.replace("~1", "/").replace("~0", "~"))
+            .collect()
+    };
+    let mut r = Reader::new(input, MAX_DEPTH + 8).ok()?;
+    let mut found = (r.offset(), 0);
+    // What was found before a fault stands: these are files that were
+    // read already, and a position is only a pointer for a reviewer.
+    let _ = walk_to(&mut r, &tokens, &mut found);
+    let (line, column) = line_column(&input[..found.0]);
+    let mut at = String::new();
+    for t in &tokens[..found.1] {
+        at.push('/');
+        push_pointer_token(&mut at, t);
+    }
+    Some(Position {
+        offset: found.0,
+        line,
+        column,
+        pointer: at,
+    })
+}
+
+/// Walks the value at the reader's position along `tokens`, recording in
+/// `found` the offset and depth of the deepest match (the last one among
+/// equally deep duplicates); consumes exactly one value.
+fn walk_to(
+    r: &mut Reader<'_>,
+    tokens: &[String],
+    found: &mut (usize, usize),
+) -> Result<(), ParseError> {
+    let depth = r.p.path.len();
+    let Some(want) = tokens.get(depth) else {
+        return r.skip();
+    };
+    match r.peek() {
+        Some(b'{') => r.object(|r, key| {
+            if key == want {
+                let at = r.offset();
+                if depth + 1 >= found.1 {
+                    *found = (at, depth + 1);
+                }
+                walk_to(r, tokens, found)
+            } else {
+                r.skip()
+            }
+        }),
+        Some(b'[') => r.array(|r, i| {
+            if *want == i.to_string() {
+                let at = r.offset();
+                if depth + 1 >= found.1 {
+                    *found = (at, depth + 1);
+                }
+                walk_to(r, tokens, found)
+            } else {
+                r.skip()
+            }
+        }),
+        _ => r.skip(),
+    }
+}
+
 fn line_column(before: &[u8]) -> (usize, usize) {
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
     let start = before
@@ -1060,5 +1150,57 @@ mod tests {
     fn surrogate_pairs_and_escapes_decode() {
         let (v, _) = parse(br#""\ud83d\ude00\u200b\n""#).unwrap();
         assert_eq!(v.as_str(), Some("\u{1F600}\u{200B}\n"));
+    }
+
+    fn at(input: &str, pointer: &str) -> (usize, usize, String) {
+        let p = locate(input.as_bytes(), pointer).unwrap();
+        (p.line, p.column, p.pointer)
+    }
+
+    #[test]
+    fn locate_finds_members_and_elements_by_line_and_column() {
+        let doc = "{\n  \"tools\": [\n    {\"name\": \"a\"},\n    {\n      \"name\": \"b\",\n      \"inputSchema\": {\"properties\": {\"x/y\": {}, \"m~n\": 1}}\n    }\n  ]\n}\n";
+        assert_eq!(at(doc, ""), (1, 1, String::new()));
+        assert_eq!(at(doc, "/tools"), (2, 12, "/tools".into()));
+        assert_eq!(at(doc, "/tools/0"), (3, 5, "/tools/0".into()));
+        assert_eq!(at(doc, "/tools/1/name"), (5, 15, "/tools/1/name".into()));
+        assert_eq!(
+            at(doc, "/tools/1/inputSchema/properties/x~1y"),
+            (6, 45, "/tools/1/inputSchema/properties/x~1y".into())
+        );
+        assert_eq!(
+            at(doc, "/tools/1/inputSchema/properties/m~0n"),
+            (6, 56, "/tools/1/inputSchema/properties/m~0n".into())
+        );
+    }
+
+    #[test]
+    fn locate_falls_back_to_the_deepest_ancestor_present() {
+        let doc = "{\"a\": {\n \"b\": [1, 2]\n}}";
+        assert_eq!(at(doc, "/a/b/7"), (2, 7, "/a/b".into()));
+        assert_eq!(at(doc, "/a/c/d"), (1, 7, "/a".into()));
+        assert_eq!(at(doc, "/zzz"), (1, 1, String::new()));
+        // An index is not a key, and a key is not an index.
+        assert_eq!(at(doc, "/a/b/x"), (2, 7, "/a/b".into()));
+        assert_eq!(at("[0, {\"0\": 1}]", "/1/0"), (1, 11, "/1/0".into()));
+    }
+
+    #[test]
+    fn locate_takes_the_last_of_duplicate_keys() {
+        let doc = "{\n\"d\": \"first\",\n\"d\": \"second\"\n}";
+        assert_eq!(at(doc, "/d"), (3, 6, "/d".into()));
+    }
+
+    #[test]
+    fn locate_counts_columns_in_characters_and_survives_bad_input() {
+        // 16 characters in, 19 bytes in.
+        assert_eq!(
+            at("{\"é\u{200B}\": 1, \"k\": 2}", "/k"),
+            (1, 16, "/k".into())
+        );
+        // What was found before a fault stands.
+        assert_eq!(at("{\"a\": 1, \"b\": ]", "/a"), (1, 7, "/a".into()));
+        assert_eq!(locate(b"{}", "no-slash"), None);
+        assert_eq!(locate(b"\xff", ""), None);
     }
 }

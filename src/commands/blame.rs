@@ -7,10 +7,10 @@ use std::io::Write;
 
 use anyhow::{anyhow, bail, Result};
 
-use super::{emit, Env, Selection, Status};
+use super::{emit, Env, PlainFormat, Selection, Status};
 use crate::cli::BlameArgs;
 use crate::git::history::{blame, Blamed, CommitInfo, EntryValue, History, Wanted};
-use crate::report::{json_str, Format};
+use crate::report::json_str;
 use crate::text::escape_display;
 
 /// One blamed entry, ready to print.
@@ -22,6 +22,7 @@ struct Row<'a> {
 
 /// Runs `blame`.
 pub fn run(env: &Env, args: &BlameArgs, out: &mut dyn Write) -> Result<Status> {
+    let format = env.plain_format("blame")?;
     let repo = env.repo.require("git kams blame")?;
     let rel = env.lock_relative()?;
     let tip = env.repo.commit_of(&args.at)?;
@@ -100,9 +101,9 @@ pub fn run(env: &Env, args: &BlameArgs, out: &mut dyn Write) -> Result<Status> {
             b.commit
         ));
     }
-    emit(out, |o| match env.global.format {
-        Format::Text => write_text(&rows, &notes, o),
-        Format::Json => write_json(tip, &rows, &notes, o),
+    emit(out, |o| match format {
+        PlainFormat::Text => write_text(&rows, &notes, o),
+        PlainFormat::Json => write_json(tip, &rows, &notes, o),
     })?;
     Ok(0)
 }

@@ -20,13 +20,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 use gix::ObjectId;
 
-use super::{emit, Env, Status};
+use super::{emit, Env, PlainFormat, Status};
 use crate::cli::{HookArgs, HookKind};
 use crate::compare;
 use crate::finding::Class;
 use crate::git::hooks::{self, CommitFacts, LockHistory, RefUpdate};
 use crate::inventory::{self, ReadOptions};
-use crate::report::{json_str, Format, JSON_VERSION};
+use crate::report::{json_str, JSON_VERSION};
 use crate::text::escape_display;
 
 /// Which side of the push runs the check.
@@ -183,6 +183,7 @@ pub fn check(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Status> {
+    let format = env.plain_format("hook")?;
     let (side, updates, name) = match hook {
         HookKind::PrePush { remote, .. } => (
             Side::Push(remote.clone()),
@@ -222,7 +223,7 @@ pub fn check(
     for update in &updates {
         check.update(update)?;
     }
-    report(env, name, &check, out, err)?;
+    report(format, name, &check, out, err)?;
     Ok(if check.problems.is_empty() { 0 } else { 1 })
 }
 
@@ -564,14 +565,14 @@ fn fix_for(facts: &CommitFacts, tip: ObjectId, rules: &[Rule]) -> String {
 }
 
 fn report(
-    env: &Env,
+    format: PlainFormat,
     hook: &str,
     check: &Check<'_>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<()> {
-    match env.global.format {
-        Format::Text => {
+    match format {
+        PlainFormat::Text => {
             emit(out, |o| {
                 for p in &check.problems {
                     writeln!(
@@ -612,7 +613,7 @@ fn report(
             };
             Ok(())
         }
-        Format::Json => emit(out, |o| {
+        PlainFormat::Json => emit(out, |o| {
             writeln!(
                 o,
                 "{{\n  \"version\": {JSON_VERSION},\n  \"hook\": {},\n  \"problems\": [",

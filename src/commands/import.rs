@@ -9,13 +9,13 @@ use std::io::Write;
 use anyhow::{anyhow, Result};
 
 use super::pin::{approver, check_approver, commit_message, write_approval, Written};
-use super::{emit, now, Env, Status};
+use super::{emit, now, Env, PlainFormat, Status};
 use crate::cli::{ImportArgs, ImportSource};
 use crate::descriptor::Descriptor;
 use crate::import::{self, Check, Source};
 use crate::lock::store::Guard;
 use crate::lock::{Approval, Entry, State};
-use crate::report::{json_str, Format, JSON_VERSION};
+use crate::report::{json_str, JSON_VERSION};
 use crate::text::{escape_display, shown_path};
 
 /// What happens to one imported tool.
@@ -43,6 +43,7 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
         ImportSource::Descriptorpin(a) => (Source::DescriptorPin, a),
         ImportSource::Kams(a) => (Source::Kams, a),
     };
+    let format = env.plain_format("import")?;
     let who = approver(env, a.approver.as_deref())?;
     let shown = shown_path(&a.file);
     let (_, opts) = env.inventory_spec(true)?;
@@ -108,7 +109,7 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
         } else {
             Outcome::Nothing
         };
-        report.write(env.global.format, &outcome, out)?;
+        report.write(format, &outcome, out)?;
         return Ok(u8::from(blocked > 0));
     }
     let mut lines = Vec::new();
@@ -159,7 +160,7 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
     }
     let message = commit_message(&subject, &body, &who, &lines);
     let done = write_approval(env, guard, &lock, &path, a.no_commit, &message)?;
-    report.write(env.global.format, &Outcome::Done(pinned, done), out)?;
+    report.write(format, &Outcome::Done(pinned, done), out)?;
     Ok(0)
 }
 
@@ -299,10 +300,10 @@ fn differing(a: &Descriptor, b: &Descriptor) -> String {
 }
 
 impl Report<'_> {
-    fn write(&self, format: Format, outcome: &Outcome, out: &mut dyn Write) -> Result<()> {
+    fn write(&self, format: PlainFormat, outcome: &Outcome, out: &mut dyn Write) -> Result<()> {
         emit(out, |o| match format {
-            Format::Text => self.text(outcome, o),
-            Format::Json => self.json(outcome, o),
+            PlainFormat::Text => self.text(outcome, o),
+            PlainFormat::Json => self.json(outcome, o),
         })
     }
 

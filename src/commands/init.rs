@@ -12,10 +12,10 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::{emit, Env, Status};
+use super::{emit, Env, PlainFormat, Status};
 use crate::cli::InitArgs;
 use crate::git::hooks::{self, Hook, Installed};
-use crate::report::{json_str, Format, JSON_VERSION};
+use crate::report::{json_str, JSON_VERSION};
 use crate::text::shown_path;
 
 /// The attributes kams.lock gets; git uses its own merge and diff while
@@ -24,6 +24,7 @@ const ATTRIBUTES: &str = "merge=kams-lock diff=kams-lock";
 
 /// Runs `init`.
 pub fn run(env: &Env, _args: &InitArgs, out: &mut dyn Write) -> Result<Status> {
+    let format = env.plain_format("init")?;
     let repo = env.repo.require("git kams init")?;
     let hook = if env.repo.workdir.is_some() {
         Hook::PrePush
@@ -39,8 +40,8 @@ pub fn run(env: &Env, _args: &InitArgs, out: &mut dyn Write) -> Result<Status> {
     };
     let base = std::env::current_dir().unwrap_or_default();
     let shown = |p: &Path| shown_path(&relative_to(&base.join(p), &base));
-    emit(out, |o| match env.global.format {
-        Format::Text => {
+    emit(out, |o| match format {
+        PlainFormat::Text => {
             let verb = match hook_did {
                 Installed::Created => "installed",
                 Installed::Updated => "updated",
@@ -73,7 +74,7 @@ pub fn run(env: &Env, _args: &InitArgs, out: &mut dyn Write) -> Result<Status> {
             }
             Ok(())
         }
-        Format::Json => {
+        PlainFormat::Json => {
             let attrs = match &attributes {
                 Some((path, line, added)) => format!(
                     "{{\"path\": {}, \"line\": {}, \"action\": {}}}",

@@ -8,11 +8,11 @@ use std::io::Write;
 
 use anyhow::{anyhow, Result};
 
-use super::{emit, Env, Selection, Status};
+use super::{emit, Env, PlainFormat, Selection, Status};
 use crate::cli::LogArgs;
 use crate::git::history::{CommitInfo, Compared, History, LogWalk, Step};
 use crate::lock::diff::EntryChange;
-use crate::report::{json_str, Format};
+use crate::report::json_str;
 use crate::text::escape_display;
 
 /// One listed commit.
@@ -24,6 +24,7 @@ struct Listed {
 
 /// Runs `log`.
 pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write) -> Result<Status> {
+    let format = env.plain_format("log")?;
     let repo = env.repo.require("git kams log")?;
     let rel = env.lock_relative()?;
     let since = args
@@ -130,9 +131,9 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write) -> Result<Status> {
             }
         }
     }
-    emit(out, |o| match env.global.format {
-        Format::Text => write_text(&listed, &notes, o),
-        Format::Json => write_json(&listed, &notes, o),
+    emit(out, |o| match format {
+        PlainFormat::Text => write_text(&listed, &notes, o),
+        PlainFormat::Json => write_json(&listed, &notes, o),
     })?;
     Ok(0)
 }

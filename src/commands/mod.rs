@@ -25,6 +25,7 @@ use crate::finding::Severity;
 use crate::git::Repo;
 use crate::inventory::{self, Inventory, ReadOptions};
 use crate::lock::{self, Lock};
+use crate::report::Format;
 
 /// What a command resolved from the command line, git config and the
 /// environment.
@@ -71,6 +72,15 @@ impl Drop for Step<'_> {
             let _ = self.err.flush();
         }
     }
+}
+
+/// The output format of a command that reports no findings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlainFormat {
+    /// For people.
+    Text,
+    /// For programs.
+    Json,
 }
 
 /// The exit status of a command that ran to its end.
@@ -315,6 +325,19 @@ impl Env {
             }
         }
         Ok(out)
+    }
+
+    /// `--format` for a command that reports no findings: text or JSON.
+    /// SARIF is refused before anything runs, since it carries findings
+    /// only (`scan` and `diff` write it).
+    pub fn plain_format(&self, command: &str) -> Result<PlainFormat> {
+        match self.global.format {
+            Format::Text => Ok(PlainFormat::Text),
+            Format::Json => Ok(PlainFormat::Json),
+            Format::Sarif => bail!(
+                "--format sarif: `{command}` reports no findings; use --format text or json (SARIF is written by `git kams scan` and `git kams diff`)"
+            ),
+        }
     }
 
     /// The severity at which a run fails (`None`: never).

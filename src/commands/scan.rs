@@ -1,8 +1,9 @@
 //! `git kams scan` (every finding, and their counts as metrics) and
 //! `git kams diff` (field-level drift only).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
 
@@ -11,8 +12,10 @@ use crate::cli::{MetricsArgs, ScanArgs, SelectArgs};
 use crate::compare;
 use crate::detect;
 use crate::finding::{Class, Finding, Severity};
+use crate::json::push_pointer_token;
 use crate::lock::Lock;
 use crate::metrics::{self, export, otlp};
+use crate::report::sarif::{Place, Spot};
 use crate::report::{self, Format};
 
 /// What a scan found, and what it looked at.
@@ -24,9 +27,30 @@ pub struct Scan {
     pub lock: Lock,
     /// Every selected server of the inventory or the lock, sorted.
     pub servers: Vec<String>,
+    /// Where the inputs are written, for reports that point at lines.
+    pub sources: Sources,
 }
 
-/// Every finding of the inventory against the lock, sorted.
+/// Where a scan's inputs are written, kept from the run so that a report
+/// can point each finding at a file and line (SARIF) without reading the
+/// inventory again.
+#[derive(Default)]
+pub struct Sources {
+    /// Per server: its file as given, its object's pointer there, and each
+    /// tool's pointer.
+    servers: BTreeMap<String, (PathBuf, String, BTreeMap<String, String>)>,
+    /// Client-config entries: the evidence line their findings start with
+    /// (see [`detect::transport::config_place`]), the server's name, the
+    /// file to read, and the entry's pointer.
+    configs: Vec<(String, String, PathBuf, String)>,
+    /// The lock file, when the lock was read from it (not with `--at`).
+    lock: Option<PathBuf>,
+    /// The lock's entries: (server, tool), `None` for the server entry.
+    locked: BTreeSet<(String, Option<String>)>,
+}
+
+/// Every finding of the inventory against the lock, sorted, and where the
+/// inputs are written.
 pub fn findings(
     env: &Env,
     select: &SelectArgs,
@@ -78,10 +102,169 @@ pub fn findings(
     }
     all.retain(|f| selection.matches(&f.server, f.tool.as_deref()));
     Finding::sort(&mut all);
+    let sources = Sources {
+        servers: inventory
+            .servers
+            .values()
+            .map(|s| {
+                let tools = s
+                    .tools
+                    .iter()
+                    .map(|(n, t)| (n.clone(), t.pointer.clone()))
+                    .collect();
+                (s.name.clone(), (s.source.clone(), s.pointer.clone(), tools))
+            })
+            .collect(),
+        configs: configs
+            .iter()
+            .map(|c| {
+                (
+                    detect::transport::config_place(c),
+                    c.name.clone(),
+                    config_file(env, &c.source),
+                    c.pointer.clone(),
+                )
+            })
+            .collect(),
+        lock: match select.at {
+            Some(_) => None,
+            None => env.lock_path().ok(),
+        },
+        locked: lock
+            .servers
+            .iter()
+            .flat_map(|(name, s)| {
+                let server = s.server.as_ref().map(|_| (name.clone(), None));
+                let tools = s.tools.keys().map(|t| (name.clone(), Some(t.clone())));
+                server.into_iter().chain(tools)
+            })
+            .collect(),
+    };
     Ok(Scan {
         findings: all,
         lock,
         servers,
+        sources,
+    })
+}
+
+/// The file a client config was read from: the default ones are named
+/// relative to the top of the work tree, `--config` files as given.
+fn config_file(env: &Env, shown: &Path) -> PathBuf {
+    let top = env
+        .repo
+        .workdir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let default = crate::config::DEFAULT_FILES
+        .iter()
+        .any(|d| Path::new(d) == shown);
+    if default && top.join(shown).is_file() {
+        top.join(shown)
+    } else {
+        shown.to_path_buf()
+    }
+}
+
+/// `base` joined with the pointer `field` (relative to it).
+fn join_pointer(base: &str, field: Option<&str>) -> String {
+    format!("{base}{}", field.unwrap_or(""))
+}
+
+/// The pointer of a lock entry in the lock file.
+fn lock_pointer(server: &str, tool: Option<&str>) -> String {
+    let mut p = String::from("/servers/");
+    push_pointer_token(&mut p, server);
+    match tool {
+        None => p.push_str("/server"),
+        Some(t) => {
+            p.push_str("/tools/");
+            push_pointer_token(&mut p, t);
+        }
+    }
+    p
+}
+
+/// Where each finding points (see [`report::sarif::Place`]): the value in
+/// the inventory file (or the client config) it is about, else the lock
+/// entry, else the config entry that launches its server; plus the lock
+/// entry as a related place. Files are read once each; one that cannot be
+/// read (a capture held in memory, an inventory from `--inventory-at`) is
+/// not pointed at.
+pub fn places(env: &Env, findings: &[Finding], sources: &Sources) -> Vec<Place> {
+    let max = env
+        .inventory_spec(true)
+        .map_or(crate::inventory::DEFAULT_MAX_INPUT, |(_, o)| o.max_size);
+    let mut files: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
+    let mut spot = |path: &Path, pointer: &str| -> Option<Spot> {
+        let bytes = files.entry(path.to_path_buf()).or_insert_with(|| {
+            let bytes = crate::inventory::read_capped(path, max).ok()?;
+            Some(crate::config::as_json(path, &bytes))
+        });
+        let at = crate::json::locate(bytes.as_deref()?, pointer)?;
+        Some(Spot {
+            path: shown_from_top(env, path),
+            line: at.line,
+            column: at.column,
+        })
+    };
+    findings
+        .iter()
+        .map(|f| {
+            let entry = (f.server.clone(), f.tool.clone());
+            let locked = sources.locked.contains(&entry);
+            let lock_ptr = lock_pointer(&f.server, f.tool.as_deref());
+            let mut lock_spot = match (&sources.lock, locked) {
+                (Some(path), true) => spot(path, &lock_ptr),
+                _ => None,
+            };
+            let field = f.field.as_deref();
+            let config = sources.configs.iter().find(|c| c.1 == f.server);
+            let from_config = sources
+                .configs
+                .iter()
+                .find(|c| f.tool.is_none() && f.evidence.first() == Some(&c.0));
+            let in_inventory = sources
+                .servers
+                .get(&f.server)
+                .and_then(|(src, base, tools)| {
+                    let at = match &f.tool {
+                        None if f.class != Class::Removed => base.clone(),
+                        None => return None,
+                        Some(t) => tools.get(t)?.clone(),
+                    };
+                    Some((src, join_pointer(&at, field)))
+                });
+            let (at, pointer) = if let Some(c) = from_config {
+                let p = join_pointer(&c.3, field);
+                (spot(&c.2, &p), Some(p))
+            } else if let Some((src, p)) =
+                in_inventory.and_then(|(src, p)| spot(src, &p).map(|s| (s, p)))
+            {
+                (Some(src), Some(p))
+            } else if let Some(l) = lock_spot.take() {
+                (Some(l), Some(lock_ptr))
+            } else if let Some(c) = config {
+                (spot(&c.2, &c.3), Some(c.3.clone()))
+            } else {
+                (None, None)
+            };
+            Place {
+                at,
+                pointer,
+                lock: lock_spot,
+            }
+        })
+        .collect()
+}
+
+/// `path` relative to the top of the work tree, or absolute when it is
+/// outside.
+fn shown_from_top(env: &Env, path: &Path) -> PathBuf {
+    env.repo.relative(path).unwrap_or_else(|_| {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
     })
 }
 
@@ -128,6 +311,14 @@ pub fn run(
     emit(out, |out| match env.global.format {
         Format::Text => report::write_text(all, env.colour, out),
         Format::Json => report::write_json(all, fail_on, out),
+        Format::Sarif => {
+            let places = places(env, all, &scan.sources);
+            let id = match mode {
+                Mode::Diff => "diff",
+                Mode::Scan(_) => "scan",
+            };
+            report::sarif::write(all, &places, &format!("git-kams/{id}/"), out)
+        }
     })?;
     if let Mode::Scan(metrics) = mode {
         // After the report, so that a slow backend never holds it up; and a

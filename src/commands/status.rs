@@ -5,10 +5,10 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::{emit, Env, Selection, Status};
+use super::{emit, Env, PlainFormat, Selection, Status};
 use crate::cli::SelectArgs;
 use crate::compare::{pairs, Pair};
-use crate::report::{json_str, Format};
+use crate::report::json_str;
 use crate::text::escape_display;
 
 fn word(p: &Pair<'_>) -> &'static str {
@@ -28,6 +28,7 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Status> {
+    let format = env.plain_format("status")?;
     let (inventory, lock) = env.inventory_and_lock(args, None, err)?;
     let all = pairs(&inventory, &lock);
     let selection = Selection::new(&args.keys);
@@ -37,8 +38,8 @@ pub fn run(
         .filter(|p| selection.matches(p.server, p.tool))
         .filter(|p| p.entry.is_some() || p.seen.is_some())
         .collect();
-    emit(out, |o| match env.global.format {
-        Format::Text => {
+    emit(out, |o| match format {
+        PlainFormat::Text => {
             writeln!(
                 o,
                 "{:<12} {:<8} {:<12} {:<12} ENTRY",
@@ -60,7 +61,7 @@ pub fn run(
             }
             Ok(())
         }
-        Format::Json => {
+        PlainFormat::Json => {
             writeln!(o, "{{\n  \"version\": 1,\n  \"entries\": [")?;
             for (i, p) in rows.iter().enumerate() {
                 let digest = |d: Option<String>| d.map_or("null".to_string(), |d| json_str(&d));

@@ -79,14 +79,7 @@ pub fn parse(
     bytes: &[u8],
     named: bool,
 ) -> Result<Vec<ClientServer>, InputError> {
-    let bytes = crate::lock::store::strip_bom(bytes.to_vec());
-    // VS Code and Cursor read their `mcp.json` as JSON with comments;
-    // Claude's files are plain JSON.
-    let bytes = if path.file_name().is_some_and(|n| n == "mcp.json") {
-        blank_jsonc(&bytes)
-    } else {
-        bytes
-    };
+    let bytes = as_json(path, bytes);
     let (value, dups) = json::parse(&bytes)
         .map_err(|e| InputError::new(path, None, format!("invalid JSON: {e}")))?;
     let Value::Object(top) = value else {
@@ -187,6 +180,19 @@ fn check_entry<'a>(path: &Path, at: &str, entry: &'a Value) -> Result<&'a Object
         }
     }
     Ok(o)
+}
+
+/// A config file's bytes as the strict reader reads them: without a byte
+/// order mark, and for an `mcp.json` (VS Code, Cursor: JSON with
+/// comments) with comments and trailing commas blanked, offsets kept.
+pub fn as_json(path: &Path, bytes: &[u8]) -> Vec<u8> {
+    let bytes = crate::lock::store::strip_bom(bytes.to_vec());
+    // Claude's files are plain JSON.
+    if path.file_name().is_some_and(|n| n == "mcp.json") {
+        blank_jsonc(&bytes)
+    } else {
+        bytes
+    }
 }
 
 /// The launch a reviewer approves, in one canonical shape: what runs (the

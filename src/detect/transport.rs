@@ -41,7 +41,7 @@ impl Detector for Transport {
 
     fn inventory(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         for c in cx.configs {
-            let place = format!("in {} at {}", c.source.display(), c.pointer);
+            let place = config_place(c);
             for d in &c.duplicates {
                 let (field, what) = if d.is_empty() {
                     (None, "the server is defined twice".to_string())
@@ -69,6 +69,12 @@ impl Detector for Transport {
             .launch(&c.entry, true);
         }
     }
+}
+
+/// The first evidence line of a finding about a client-config entry; a
+/// report that points into files recognises those findings by it.
+pub fn config_place(c: &crate::config::ClientServer) -> String {
+    format!("in {} at {}", c.source.display(), c.pointer)
 }
 
 /// One word of a command line and where it is written.

@@ -103,6 +103,9 @@ pub struct Server {
     pub name: String,
     /// The file it was read from.
     pub source: PathBuf,
+    /// JSON pointer of the server's object in that file (`""` for a
+    /// one-server file), so that a report can point at its fields.
+    pub pointer: String,
     /// Server-level descriptor (instructions, serverInfo, prompts...).
     pub descriptor: Descriptor,
     /// How the client reaches it (`transport`, `command`, `cwd`, `url`,
@@ -674,6 +677,7 @@ fn build_server(
     Ok(Server {
         name,
         source: path.to_path_buf(),
+        pointer: base.to_string(),
         descriptor,
         launch,
         tools,

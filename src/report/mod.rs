@@ -1,8 +1,11 @@
-//! Writing findings for people (text) and for programs (JSON).
+//! Writing findings for people (text), for programs (JSON) and for code
+//! scanning services ([`sarif`]).
 //!
 //! Both formats are deterministic: findings are sorted first, and every
 //! string from a descriptor is escaped so that no control, invisible or
 //! bidi character reaches a terminal or a log raw.
+
+pub mod sarif;
 
 use std::io::{self, Write};
 
@@ -20,6 +23,8 @@ pub enum Format {
     Text,
     /// `{"version": 1, "findings": [...], "summary": {...}}`.
     Json,
+    /// SARIF 2.1.0, for code scanning (`scan` and `diff` only).
+    Sarif,
 }
 
 /// Counts per severity, most severe first.

@@ -20,4 +20,5 @@ mod manual;
 mod metrics;
 mod precommit;
 mod properties;
+mod sarif;
 mod transport;

@@ -1,0 +1,486 @@
+//! SARIF 2.1.0, the format code scanning services read (GitHub code
+//! scanning, Azure DevOps, IDE viewers), so that findings appear on the
+//! line of the inventory file they are about and follow an entry from run
+//! to run.
+//!
+//! One run, one rule per finding [`Class`], one result per finding. The
+//! output is deterministic (findings arrive sorted, keys are written in a
+//! fixed order) and every string goes through the same escaping as the
+//! other formats: descriptor text through [`escape_display`], every JSON
+//! string through [`json_str`], so no control, invisible or bidi character
+//! ever appears raw.
+//!
+//! Where each finding points is worked out at the edge (it reads files):
+//! this module only writes the [`Place`]s it is given.
+
+use std::io::{self, Write};
+use std::path::{Component, Path, PathBuf};
+
+use super::json_str;
+use crate::canon::Digest;
+use crate::finding::{Class, Finding, Severity};
+use crate::text::escape_display;
+
+/// The SARIF version written.
+pub const SARIF_VERSION: &str = "2.1.0";
+
+/// The schema the output declares (the OASIS schema, as SchemaStore serves it).
+pub const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// The base every relative URI is resolved against: the top of the work
+/// tree (or the current directory outside git).
+pub const SRCROOT: &str = "%SRCROOT%";
+
+/// The key of each result's stable fingerprint (see [`fingerprint`]).
+pub const FINGERPRINT_KEY: &str = "kamsEntry/v1";
+
+/// A position in a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spot {
+    /// Relative to the top of the work tree (written against
+    /// [`SRCROOT`]), or absolute for a file outside it.
+    pub path: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in Unicode code points (the run says so with
+    /// `columnKind`).
+    pub column: usize,
+}
+
+/// Where one finding points.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The value the finding is about, in an inventory file, a client
+    /// config, or (for an entry no longer advertised) the lock.
+    pub at: Option<Spot>,
+    /// The JSON pointer of that value in its file, as the finding names it
+    /// (the position may be an ancestor's, when the value is absent).
+    pub pointer: Option<String>,
+    /// The lock entry of the finding's subject, when it has one and the
+    /// lock is a file of the work tree.
+    pub lock: Option<Spot>,
+}
+
+/// What a rule says about its class.
+struct Rule {
+    class: Class,
+    name: &'static str,
+    short: &'static str,
+    full: &'static str,
+    /// The severity most findings of the class have.
+    typical: Severity,
+    tags: &'static [&'static str],
+}
+
+/// The rules, one per class, in [`Class::ALL`] order (so a result's
+/// `ruleIndex` is its class's index there).
+///
+/// A rule has one class, but findings of a class vary in severity (a
+/// drifted description is high, a narrowed schema low; a pinned entry
+/// moves severities). GitHub reads `security-severity` from the rule only,
+/// so the rule carries the class's typical severity, the one its headline
+/// case has, and each result carries its own in `level` and in
+/// `properties` (`severity`, `security-severity`), which is what other
+/// consumers and `--fail-on` go by.
+fn rule(class: Class) -> Rule {
+    let (name, short, full, typical, tags): (_, _, _, _, &'static [&'static str]) = match class {
+        Class::Drift => (
+            "Drift",
+            "A reviewed descriptor field changed",
+            "A field of a tool or server in kams.lock (description, schemas, annotations, title, server instructions or info, launch) differs from what the server advertises now. Text that enters the model's context changed after it was reviewed; review the change and pin it again (`git kams pin`) or revert it.",
+            Severity::High,
+            &["security", "mcp", "change-review"],
+        ),
+        Class::Added => (
+            "Added",
+            "A tool or server that nobody reviewed",
+            "The inventory advertises a tool or server that kams.lock does not know: a capability nobody reviewed. Review it and record or pin it (`git kams record`, `git kams pin`).",
+            Severity::Medium,
+            &["security", "mcp", "change-review"],
+        ),
+        Class::Removed => (
+            "Removed",
+            "A locked tool is no longer advertised",
+            "A tool or server in kams.lock is not in the inventory any more. Usually harmless; a tool that disappears and comes back under another name or server deserves a look.",
+            Severity::Low,
+            &["security", "mcp", "change-review"],
+        ),
+        Class::Ambiguous => (
+            "Ambiguous",
+            "Input that two readers may read two ways",
+            "A duplicate key, a key that equals another after Unicode normalisation, or a tool name listed twice: clients may act on a different value than the one reviewed.",
+            Severity::High,
+            &["security", "mcp", "parser-differential"],
+        ),
+        Class::Unapproved => (
+            "Unapproved",
+            "Recorded but not pinned",
+            "The entry is in kams.lock as provisional: it was seen, but no person approved it. Review it and run `git kams pin`.",
+            Severity::Low,
+            &["security", "mcp", "change-review"],
+        ),
+        Class::Poison => (
+            "Poison",
+            "Text that gives the model instructions",
+            "Descriptor text carries named tool-poisoning signals (instruction blocks, concealment, reading secrets, sending data elsewhere...). The evidence names each signal and its weight; the weights add up to the severity.",
+            Severity::High,
+            &["security", "mcp", "prompt-injection"],
+        ),
+        Class::Hidden => (
+            "Hidden",
+            "Characters a person cannot see",
+            "Zero-width characters, bidi controls, Unicode tag characters, ANSI escapes or other invisible code points in descriptor text: the model reads them, a reviewer does not see them.",
+            Severity::High,
+            &["security", "mcp", "prompt-injection"],
+        ),
+        Class::Shadow => (
+            "Shadow",
+            "Two servers, one tool name",
+            "Two servers expose the same (or a confusable) tool name, or one server's text talks about another server's tool: which tool runs, or what the model does with it, is up to another server.",
+            Severity::Medium,
+            &["security", "mcp", "tool-shadowing"],
+        ),
+        Class::Squat => (
+            "Squat",
+            "A lookalike of a trusted tool name",
+            "A tool name that looks like a pinned or another server's tool name (confusable characters, mixed scripts, near misses) and may be chosen in its place.",
+            Severity::High,
+            &["security", "mcp", "typosquatting"],
+        ),
+        Class::Transport => (
+            "Transport",
+            "A risky way to reach a server",
+            "How a client starts or reaches a server: a package fetched anew at each start, a shell wrapper or inline code, plain http to a remote host, or a secret written into a file in git.",
+            Severity::Medium,
+            &["security", "mcp", "supply-chain"],
+        ),
+    };
+    Rule {
+        class,
+        name,
+        short,
+        full,
+        typical,
+        tags,
+    }
+}
+
+/// The rule id of a class: `kams/drift`, `kams/poison`...
+pub fn rule_id(class: Class) -> String {
+    format!("kams/{}", class.as_str())
+}
+
+/// The SARIF level of a severity.
+pub fn level(s: Severity) -> &'static str {
+    match s {
+        Severity::Critical | Severity::High => "error",
+        Severity::Medium => "warning",
+        Severity::Low | Severity::Info => "note",
+    }
+}
+
+/// GitHub's `security-severity` of a severity: a CVSS-like score whose
+/// bands (9.0 critical, 7.0 high, 4.0 medium, 0.1 low) put each of ours in
+/// the band of the same name.
+pub fn security_severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Critical => "9.5",
+        Severity::High => "8.0",
+        Severity::Medium => "5.5",
+        Severity::Low => "3.0",
+        Severity::Info => "1.0",
+    }
+}
+
+/// The stable key of a finding across runs: hex SHA-256 of `server \0
+/// tool \0 class \0 field` (an absent tool or field is empty; tool names
+/// are never empty). It names the lock entry, the class and the field, not
+/// the message, whose digests and diffs change from run to run.
+pub fn fingerprint(f: &Finding) -> String {
+    let key = [
+        f.server.as_str(),
+        f.tool.as_deref().unwrap_or(""),
+        f.class.as_str(),
+        f.field.as_deref().unwrap_or(""),
+    ]
+    .join("\0");
+    hex(&key)
+}
+
+fn hex(s: &str) -> String {
+    let d = Digest::of(s.as_bytes()).to_string();
+    d.strip_prefix("sha256:").unwrap_or(&d).to_string()
+}
+
+/// A JSON tree written with fixed indentation; strings go through
+/// [`json_str`].
+enum J {
+    Str(String),
+    Raw(String),
+    Obj(Vec<(&'static str, J)>),
+    Arr(Vec<J>),
+}
+
+fn s(v: impl AsRef<str>) -> J {
+    J::Str(v.as_ref().to_string())
+}
+
+fn text(v: impl AsRef<str>) -> J {
+    J::Obj(vec![("text", s(v))])
+}
+
+impl J {
+    fn write(&self, indent: usize, out: &mut dyn Write) -> io::Result<()> {
+        let pad = |n: usize| "  ".repeat(n);
+        match self {
+            J::Str(v) => out.write_all(json_str(v).as_bytes()),
+            J::Raw(v) => out.write_all(v.as_bytes()),
+            J::Obj(members) if members.is_empty() => out.write_all(b"{}"),
+            J::Arr(items) if items.is_empty() => out.write_all(b"[]"),
+            J::Obj(members) => {
+                out.write_all(b"{\n")?;
+                for (i, (k, v)) in members.iter().enumerate() {
+                    write!(out, "{}{}: ", pad(indent + 1), json_str(k))?;
+                    v.write(indent + 1, out)?;
+                    out.write_all(if i + 1 < members.len() { b",\n" } else { b"\n" })?;
+                }
+                write!(out, "{}}}", pad(indent))
+            }
+            J::Arr(items) => {
+                out.write_all(b"[\n")?;
+                for (i, v) in items.iter().enumerate() {
+                    out.write_all(pad(indent + 1).as_bytes())?;
+                    v.write(indent + 1, out)?;
+                    out.write_all(if i + 1 < items.len() { b",\n" } else { b"\n" })?;
+                }
+                write!(out, "{}]", pad(indent))
+            }
+        }
+    }
+}
+
+/// A URI reference for `path`: relative paths percent-encoded segment by
+/// segment (written against [`SRCROOT`]), absolute ones as `file://` URIs.
+fn uri(path: &Path) -> (String, bool) {
+    let mut segments = Vec::new();
+    let mut absolute = false;
+    for c in path.components() {
+        match c {
+            Component::RootDir => absolute = true,
+            Component::Normal(n) => segments.push(percent_encode(n.as_encoded_bytes())),
+            Component::ParentDir => segments.push("..".into()),
+            Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    let joined = segments.join("/");
+    if absolute {
+        (format!("file:///{joined}"), true)
+    } else {
+        (joined, false)
+    }
+}
+
+/// RFC 3986 percent-encoding of one path segment: only unreserved
+/// characters and a few sub-delimiters stay as they are, so that spaces,
+/// `:` (which would read as a scheme), `%`, `#`, `?` and every non-ASCII
+/// byte are encoded.
+fn percent_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=@".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn physical(spot: &Spot) -> J {
+    let (uri, absolute) = uri(&spot.path);
+    let mut artifact = vec![("uri", s(uri))];
+    if !absolute {
+        artifact.push(("uriBaseId", s(SRCROOT)));
+    }
+    J::Obj(vec![
+        ("artifactLocation", J::Obj(artifact)),
+        (
+            "region",
+            J::Obj(vec![
+                ("startLine", J::Raw(spot.line.to_string())),
+                ("startColumn", J::Raw(spot.column.to_string())),
+            ]),
+        ),
+    ])
+}
+
+fn rule_json(r: &Rule) -> J {
+    J::Obj(vec![
+        ("id", s(rule_id(r.class))),
+        ("name", s(r.name)),
+        ("shortDescription", text(r.short)),
+        ("fullDescription", text(r.full)),
+        ("help", text(r.full)),
+        (
+            "defaultConfiguration",
+            J::Obj(vec![("level", s(level(r.typical)))]),
+        ),
+        (
+            "properties",
+            J::Obj(vec![
+                ("tags", J::Arr(r.tags.iter().map(s).collect())),
+                ("severity", s(r.typical.as_str())),
+                ("security-severity", s(security_severity(r.typical))),
+            ]),
+        ),
+    ])
+}
+
+fn result_json(f: &Finding, place: &Place, fingerprint: String) -> J {
+    let subject = f.subject();
+    let mut first = escape_display(&subject);
+    if let Some(field) = &f.field {
+        first.push(' ');
+        first.push_str(&escape_display(field));
+    }
+    first.push_str(": ");
+    first.push_str(&escape_display(&f.message));
+    let message: Vec<String> = std::iter::once(first)
+        .chain(f.evidence.iter().map(|e| escape_display(e)))
+        .collect();
+    let class_index = Class::ALL
+        .iter()
+        .position(|c| *c == f.class)
+        .expect("every class has a rule");
+
+    let logical = vec![
+        ("fullyQualifiedName", s(&subject)),
+        ("name", s(f.tool.as_deref().unwrap_or(&f.server))),
+        (
+            "kind",
+            s(if f.tool.is_some() {
+                "function"
+            } else {
+                "module"
+            }),
+        ),
+    ];
+    let mut location = Vec::new();
+    if let Some(at) = &place.at {
+        location.push(("physicalLocation", physical(at)));
+    }
+    location.push(("logicalLocations", J::Arr(vec![J::Obj(logical)])));
+    if let Some(p) = &place.pointer {
+        location.push(("properties", J::Obj(vec![("jsonPointer", s(p))])));
+    }
+
+    let mut result = vec![
+        ("ruleId", s(rule_id(f.class))),
+        ("ruleIndex", J::Raw(class_index.to_string())),
+        ("level", s(level(f.severity))),
+        ("message", text(message.join("\n"))),
+        ("locations", J::Arr(vec![J::Obj(location)])),
+    ];
+    if let Some(lock) = &place.lock {
+        result.push((
+            "relatedLocations",
+            J::Arr(vec![J::Obj(vec![
+                ("id", J::Raw("1".into())),
+                ("physicalLocation", physical(lock)),
+                (
+                    "message",
+                    text(format!("kams.lock entry of {}", escape_display(&subject))),
+                ),
+            ])]),
+        ));
+    }
+    result.push((
+        "partialFingerprints",
+        J::Obj(vec![(FINGERPRINT_KEY, s(fingerprint))]),
+    ));
+    let mut props = vec![
+        ("severity", s(f.severity.as_str())),
+        ("security-severity", s(security_severity(f.severity))),
+        ("class", s(f.class.as_str())),
+        ("server", s(&f.server)),
+    ];
+    if let Some(t) = &f.tool {
+        props.push(("tool", s(t)));
+    }
+    if let Some(field) = &f.field {
+        props.push(("field", s(field)));
+    }
+    result.push(("properties", J::Obj(props)));
+    J::Obj(result)
+}
+
+/// Writes sorted findings as a SARIF 2.1.0 log with one run. `places[i]`
+/// is where `findings[i]` points; `automation_id` tells runs of different
+/// commands apart (`git-kams/scan/`).
+pub fn write(
+    findings: &[Finding],
+    places: &[Place],
+    automation_id: &str,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    assert_eq!(findings.len(), places.len(), "one place per finding");
+    let mut driver = vec![
+        ("name", s("git-kams")),
+        ("version", s(env!("CARGO_PKG_VERSION"))),
+        ("semanticVersion", s(env!("CARGO_PKG_VERSION"))),
+    ];
+    // Set when Cargo.toml names a repository; a made-up address would be
+    // worse than none.
+    let info = option_env!("CARGO_PKG_REPOSITORY").unwrap_or("");
+    if !info.is_empty() {
+        driver.push(("informationUri", s(info)));
+    }
+    driver.push((
+        "rules",
+        J::Arr(Class::ALL.iter().map(|&c| rule_json(&rule(c))).collect()),
+    ));
+
+    // The same entry, class and field twice in one run (a config and an
+    // inventory naming one server, say) must stay two results: the second
+    // and later get their ordinal in the key.
+    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+    let results: Vec<J> = findings
+        .iter()
+        .zip(places)
+        .map(|(f, p)| {
+            let base = fingerprint(f);
+            let n = seen.entry(base.clone()).or_insert(0);
+            let fp = if *n == 0 {
+                base
+            } else {
+                hex(&format!("{base}\0{n}"))
+            };
+            *n += 1;
+            result_json(f, p, fp)
+        })
+        .collect();
+
+    let run = J::Obj(vec![
+        ("tool", J::Obj(vec![("driver", J::Obj(driver))])),
+        ("automationDetails", J::Obj(vec![("id", s(automation_id))])),
+        (
+            "originalUriBaseIds",
+            J::Obj(vec![(
+                SRCROOT,
+                J::Obj(vec![(
+                    "description",
+                    text("The top of the git work tree (outside git: the current directory)"),
+                )]),
+            )]),
+        ),
+        ("columnKind", s("unicodeCodePoints")),
+        ("results", J::Arr(results)),
+    ]);
+    let log = J::Obj(vec![
+        ("$schema", s(SARIF_SCHEMA)),
+        ("version", s(SARIF_VERSION)),
+        ("runs", J::Arr(vec![run])),
+    ]);
+    log.write(0, out)?;
+    out.write_all(b"\n")
+}
