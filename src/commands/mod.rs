@@ -6,10 +6,12 @@ pub mod capture;
 pub mod hook;
 pub mod init;
 pub mod log;
+pub mod merge_driver;
 pub mod pin;
 pub mod record;
 pub mod scan;
 pub mod status;
+pub mod textconv;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
