@@ -8,6 +8,7 @@ mod capture;
 mod capture_real;
 mod common;
 mod corpus;
+mod drivers;
 mod flow;
 mod git;
 mod history;
