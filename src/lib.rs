@@ -42,27 +42,33 @@ pub fn run(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 }
 
 fn run_env(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let env = commands::Env::new(cli.global);
+    // Only the commands that read the repository look for it: git runs the
+    // drivers once per file (textconv once per blob of a `git log -p`).
+    let env = || commands::Env::new(cli.global.clone());
     let result = match &cli.command {
-        cli::Command::Record => commands::record::run(&env, out),
-        cli::Command::Pin(a) => commands::pin::run(&env, a, out),
-        cli::Command::Status(a) => commands::status::run(&env, a, out, err),
+        cli::Command::Record => commands::record::run(&env(), out),
+        cli::Command::Pin(a) => commands::pin::run(&env(), a, out),
+        cli::Command::Status(a) => commands::status::run(&env(), a, out, err),
         cli::Command::Scan(a) => commands::scan::run(
-            &env,
+            &env(),
             &a.scan,
             commands::scan::Mode::Scan(&a.metrics),
             out,
             err,
         ),
-        cli::Command::Diff(a) => commands::scan::run(&env, a, commands::scan::Mode::Diff, out, err),
-        cli::Command::Log(a) => commands::log::run(&env, a, out),
-        cli::Command::Blame(a) => commands::blame::run(&env, a, out),
-        cli::Command::Init(a) => commands::init::run(&env, a, out),
-        cli::Command::Hook(a) => commands::hook::run(&env, a, out, err),
-        cli::Command::Capture(a) => commands::capture::run(&env, a, out, err),
-        cli::Command::InstallMan(a) => commands::manual::install(&env, a, out),
+        cli::Command::Diff(a) => {
+            commands::scan::run(&env(), a, commands::scan::Mode::Diff, out, err)
+        }
+        cli::Command::Log(a) => commands::log::run(&env(), a, out),
+        cli::Command::Blame(a) => commands::blame::run(&env(), a, out),
+        cli::Command::Init(a) => commands::init::run(&env(), a, out),
+        cli::Command::Hook(a) => commands::hook::run(&env(), a, out, err),
+        cli::Command::Capture(a) => commands::capture::run(&env(), a, out, err),
+        cli::Command::InstallMan(a) => commands::manual::install(&env(), a, out),
         cli::Command::Completions(a) => commands::manual::completions(a, out),
-        cli::Command::Import(a) => commands::import::run(&env, a, out),
+        cli::Command::Import(a) => commands::import::run(&env(), a, out),
+        cli::Command::MergeDriver(a) => commands::merge_driver::run(a, err),
+        cli::Command::Textconv(a) => commands::textconv::run(a, out),
     };
     match result {
         Ok(status) => status,

@@ -62,11 +62,67 @@ pub fn escape_display(s: &str) -> String {
         if c == '\\' {
             out.push_str("\\\\");
         } else if is_concealing(c) {
-            out.push_str(&format!("\\u{{{:X}}}", c as u32));
+            push_escape(c, &mut out);
         } else {
             out.push(c);
         }
     }
+    out
+}
+
+/// `\u{XXXX}`: how a concealing character is shown.
+fn push_escape(c: char, out: &mut String) {
+    use std::fmt::Write;
+    let _ = write!(out, "\\u{{{:X}}}", c as u32);
+}
+
+/// A whole file for a reader of `git diff`: as it is, line by line, except
+/// that concealing characters are shown as by [`escape_display`] and bytes
+/// that are not UTF-8 as `\x{XX}`. Tab, line feed and the CR of a CRLF
+/// stay as they are: they are the file's layout, and hide nothing (a lone
+/// CR does: it lets the rest of the line overwrite what came before).
+///
+/// Unlike [`escape_display`], a backslash is doubled only where it comes
+/// right before an escape or before text that reads like one (`u{`, `x{`):
+/// JSON is full of backslashes (`\n`, `\"`, `\u200b`), and doubling them all
+/// would make every diff of a description noisy. An odd run of
+/// backslashes before `u{` or `x{` therefore always ends in an escape.
+pub fn reveal(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + bytes.len() / 16);
+    let mut backslashes = 0usize;
+    let flush = |n: &mut usize, double: bool, out: &mut String| {
+        let count = if double { *n * 2 } else { *n };
+        out.extend(std::iter::repeat_n('\\', count));
+        *n = 0;
+    };
+    for chunk in bytes.utf8_chunks() {
+        let mut chars = chunk.valid().chars().peekable();
+        while let Some(c) = chars.next() {
+            let keep = match c {
+                '\\' => {
+                    backslashes += 1;
+                    continue;
+                }
+                '\t' | '\n' => true,
+                '\r' => chars.peek() == Some(&'\n'),
+                c => !is_concealing(c),
+            };
+            let reads_as_escape = !keep || (matches!(c, 'u' | 'x') && chars.peek() == Some(&'{'));
+            flush(&mut backslashes, reads_as_escape, &mut out);
+            if keep {
+                out.push(c);
+            } else {
+                push_escape(c, &mut out);
+            }
+        }
+        let invalid = chunk.invalid();
+        flush(&mut backslashes, !invalid.is_empty(), &mut out);
+        for b in invalid {
+            use std::fmt::Write;
+            let _ = write!(out, "\\x{{{b:02X}}}");
+        }
+    }
+    flush(&mut backslashes, false, &mut out);
     out
 }
 
@@ -91,5 +147,33 @@ mod tests {
             "a\\u{200B}b\\u{202E}c\\u{E0041}\\u{1B}[31m\\\\u{41}"
         );
         assert_eq!(escape_display("café ünïcode 日本"), "café ünïcode 日本");
+    }
+
+    #[test]
+    fn reveal_shows_hidden_characters_and_keeps_the_layout() {
+        let text = "{\r\n  \"d\": \"a\u{200B}b \\n \\u200b\t\u{202E}\"\n}\n";
+        assert_eq!(
+            reveal(text.as_bytes()),
+            "{\r\n  \"d\": \"a\\u{200B}b \\n \\u200b\t\\u{202E}\"\n}\n"
+        );
+        assert_eq!(reveal(b"a\rb\x1b[31m"), "a\\u{D}b\\u{1B}[31m");
+        assert_eq!(
+            reveal(b"\xff\xfeok\xe2\x80"),
+            "\\x{FF}\\x{FE}ok\\x{E2}\\x{80}"
+        );
+        assert_eq!(reveal(b""), "");
+        assert_eq!(reveal("日本 é".as_bytes()), "日本 é");
+    }
+
+    #[test]
+    fn reveal_cannot_be_forged_with_backslashes() {
+        // Literal text that reads like an escape gets its backslash doubled...
+        assert_eq!(reveal(br"\u{200B} \x{FF} \u{"), r"\\u{200B} \\x{FF} \\u{");
+        assert_eq!(reveal(br"\\u{41}"), r"\\\\u{41}");
+        // ...and a backslash before a real escape too, so an odd run before
+        // `u{` is always an escape.
+        assert_eq!(reveal("\\\u{200B}".as_bytes()), r"\\\u{200B}");
+        assert_eq!(reveal(b"\\\xff"), r"\\\x{FF}");
+        assert_eq!(reveal(br"a\b\\c\"), r"a\b\\c\");
     }
 }

@@ -1,11 +1,14 @@
 //! `git kams init`: sets a repository up for git-kams. In a work tree it
-//! installs the pre-push hook (the gate on the pushing side) and registers
-//! kams.lock in `.gitattributes` for the lock's merge and diff drivers; in
-//! a bare repository, the server's, it installs the pre-receive hook, the
-//! gate that `git push --no-verify` does not get around.
+//! installs the pre-push hook (the gate on the pushing side), registers
+//! kams.lock and the inventory folder in `.gitattributes` for the lock's
+//! merge and diff drivers, and configures those drivers in the repository's
+//! git config; in a bare repository, the server's, it installs the
+//! pre-receive hook, the gate that `git push --no-verify` does not get
+//! around.
 //!
 //! Running it again changes nothing; a newer git-kams brings its hook
-//! block up to date, and the user's own hook lines are kept.
+//! block and its driver settings up to date, and the user's own hook lines
+//! are kept.
 
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
@@ -14,13 +17,47 @@ use anyhow::{Context, Result};
 
 use super::{emit, Env, PlainFormat, Status};
 use crate::cli::InitArgs;
+use crate::git::config::{self, Set};
 use crate::git::hooks::{self, Hook, Installed};
 use crate::report::{json_str, JSON_VERSION};
 use crate::text::shown_path;
 
 /// The attributes kams.lock gets; git uses its own merge and diff while
-/// the drivers they name are not configured.
+/// the drivers they name are not configured (in a fresh clone, until
+/// `init` runs there: attributes are committed, config is not).
 const ATTRIBUTES: &str = "merge=kams-lock diff=kams-lock";
+
+/// The attribute inventory files get: they are diffed through the same
+/// filter, so hidden characters in a captured description show in diffs.
+const INVENTORY_ATTRIBUTES: &str = "diff=kams-lock";
+
+/// The driver settings. `%P` (the file's path) is for the driver's
+/// messages. No `diff.kams-lock.cachetextconv`: the filter is one pass over
+/// the file, and the cache (notes under `refs/notes/textconv/`) would
+/// outlive a git-kams upgrade that changes how characters are shown.
+const DRIVERS: [(&str, &str); 3] = [
+    (
+        "merge.kams-lock.name",
+        "kams.lock, merged entry by entry by git-kams",
+    ),
+    (
+        "merge.kams-lock.driver",
+        "git kams merge-driver %O %A %B %P",
+    ),
+    ("diff.kams-lock.textconv", "git kams textconv"),
+];
+
+/// What `init` did in a work tree's `.gitattributes` and config.
+struct Registered {
+    /// The `.gitattributes` file.
+    path: PathBuf,
+    /// Each line and whether it was added (false: it was there).
+    lines: Vec<(String, bool)>,
+    /// Inventory paths outside the work tree, which no attribute can name.
+    outside: Vec<PathBuf>,
+    /// Each driver setting and what setting it did.
+    config: Vec<(&'static str, &'static str, Set)>,
+}
 
 /// Runs `init`.
 pub fn run(env: &Env, _args: &InitArgs, out: &mut dyn Write) -> Result<Status> {
@@ -34,10 +71,37 @@ pub fn run(env: &Env, _args: &InitArgs, out: &mut dyn Write) -> Result<Status> {
     let hooks_path = env.repo.config("core.hooksPath");
     let dir = hooks::hooks_dir(repo, env.repo.workdir.as_deref(), hooks_path.as_deref());
     let (hook_path, hook_did) = hooks::install(&dir, hook)?;
-    let attributes = match &env.repo.workdir {
-        Some(top) => Some(register(top, &env.lock_relative()?)?),
+    let registered = match &env.repo.workdir {
+        Some(top) => {
+            let mut lines = vec![attributes_line(&env.lock_relative()?, ATTRIBUTES)];
+            let mut outside = Vec::new();
+            for p in env.inventory_paths() {
+                match env.repo.relative(&p) {
+                    // A folder (or one not captured yet) is named with all
+                    // it holds; a single inventory file by itself.
+                    Ok(rel) if p.is_file() => {
+                        lines.push(attributes_line(&rel, INVENTORY_ATTRIBUTES))
+                    }
+                    Ok(rel) => lines.push(attributes_line(&rel.join("**"), INVENTORY_ATTRIBUTES)),
+                    Err(_) => outside.push(p),
+                }
+            }
+            let (path, lines) = register(top, &lines)?;
+            let config = config::set_local(repo, &DRIVERS)?;
+            Some(Registered {
+                path,
+                lines,
+                outside,
+                config: DRIVERS
+                    .iter()
+                    .zip(config)
+                    .map(|(&(k, v), set)| (k, v, set))
+                    .collect(),
+            })
+        }
         None => None,
     };
+    let config_path = config::local_path(repo);
     let base = std::env::current_dir().unwrap_or_default();
     let shown = |p: &Path| shown_path(&relative_to(&base.join(p), &base));
     emit(out, |o| match format {
@@ -59,34 +123,101 @@ pub fn run(env: &Env, _args: &InitArgs, out: &mut dyn Write) -> Result<Status> {
                     "  (core.hooksPath is set: that is where git runs hooks from)"
                 )?;
             }
-            match &attributes {
-                Some((path, line, added)) => writeln!(
-                    o,
-                    "{} `{line}` in {}{}",
-                    if *added { "registered" } else { "already registered:" },
-                    shown(path),
-                    if *added { " (commit it, so that every clone shares it)" } else { "" }
-                )?,
-                None => writeln!(
+            let Some(r) = &registered else {
+                writeln!(
                     o,
                     "bare repository: every push is now checked here, --no-verify or not (see docs/hooks.md)"
-                )?,
+                )?;
+                return Ok(());
+            };
+            for (line, added) in &r.lines {
+                writeln!(
+                    o,
+                    "{} `{line}` in {}",
+                    if *added {
+                        "registered"
+                    } else {
+                        "already registered:"
+                    },
+                    shown(&r.path)
+                )?;
+            }
+            if r.lines.iter().any(|(_, added)| *added) {
+                writeln!(
+                    o,
+                    "  (commit {}, so that every clone shares it)",
+                    shown(&r.path)
+                )?;
+            }
+            for p in &r.outside {
+                writeln!(
+                    o,
+                    "not registered: the inventory {} is outside the work tree",
+                    shown(p)
+                )?;
+            }
+            for (key, value, set) in &r.config {
+                match set {
+                    Set::Added => writeln!(o, "set `{key} = {value}` in {}", shown(&config_path))?,
+                    Set::Updated(old) => writeln!(
+                        o,
+                        "set `{key} = {value}` in {} (was `{}`)",
+                        shown(&config_path),
+                        crate::text::escape_display(old)
+                    )?,
+                    Set::Unchanged => writeln!(
+                        o,
+                        "already set: `{key} = {value}` in {}",
+                        shown(&config_path)
+                    )?,
+                }
             }
             Ok(())
         }
         PlainFormat::Json => {
-            let attrs = match &attributes {
-                Some((path, line, added)) => format!(
+            let attribute = |path: &Path, line: &str, added: bool| {
+                format!(
                     "{{\"path\": {}, \"line\": {}, \"action\": {}}}",
                     json_str(&path.display().to_string()),
                     json_str(line),
-                    json_str(if *added { "added" } else { "unchanged" })
+                    json_str(if added { "added" } else { "unchanged" })
+                )
+            };
+            // `attributes` is the lock's line, as before; the inventory's
+            // lines and the driver settings come in keys of their own.
+            let (attrs, inventory, settings) = match &registered {
+                Some(r) => (
+                    attribute(&r.path, &r.lines[0].0, r.lines[0].1),
+                    r.lines[1..]
+                        .iter()
+                        .map(|(line, added)| attribute(&r.path, line, *added))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    r.config
+                        .iter()
+                        .map(|(key, value, set)| {
+                            let (action, was) = match set {
+                                Set::Added => ("added", String::new()),
+                                Set::Updated(old) => {
+                                    ("updated", format!(", \"was\": {}", json_str(old)))
+                                }
+                                Set::Unchanged => ("unchanged", String::new()),
+                            };
+                            format!(
+                                "{{\"key\": {}, \"value\": {}, \"action\": {}{was}}}",
+                                json_str(key),
+                                json_str(value),
+                                json_str(action)
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 ),
-                None => "null".into(),
+                None => ("null".into(), String::new(), String::new()),
             };
             writeln!(
                 o,
-                "{{\n  \"version\": {JSON_VERSION},\n  \"hook\": {{\"name\": {}, \"path\": {}, \"action\": {}}},\n  \"attributes\": {attrs}\n}}",
+                "{{\n  \"version\": {JSON_VERSION},\n  \"hook\": {{\"name\": {}, \"path\": {}, \"action\": {}}},\n  \"attributes\": {attrs},\n  \"inventory_attributes\": [{inventory}],\n  \"config\": [{settings}]\n}}",
                 json_str(hook.name()),
                 json_str(&hook_path.display().to_string()),
                 json_str(hook_did.as_str())
@@ -124,10 +255,10 @@ fn relative_to(path: &Path, base: &Path) -> PathBuf {
     out
 }
 
-/// The `.gitattributes` line for the lock at `rel` (from the top of the
-/// work tree): a bare `kams.lock` matches the name in any folder, a path
-/// with a folder is anchored at the top.
-fn attributes_line(rel: &Path) -> String {
+/// The `.gitattributes` line giving `attributes` to `rel` (from the top of
+/// the work tree): a bare `kams.lock` matches the name in any folder, a
+/// path with a folder is anchored at the top.
+fn attributes_line(rel: &Path, attributes: &str) -> String {
     let pattern = rel.to_string_lossy().replace('\\', "/");
     let special = |c: char| c.is_whitespace() || c == '"' || c.is_control();
     let pattern = if pattern.contains(special) {
@@ -147,7 +278,7 @@ fn attributes_line(rel: &Path) -> String {
     } else {
         pattern
     };
-    format!("{pattern} {ATTRIBUTES}")
+    format!("{pattern} {attributes}")
 }
 
 /// `existing` `.gitattributes` text with `line` appended, or `None` when a
@@ -169,24 +300,29 @@ fn with_line(existing: &str, line: &str) -> Option<String> {
     Some(out)
 }
 
-/// Registers the lock in `.gitattributes` at `top`: the path, the line,
-/// and whether it was added.
-fn register(top: &Path, lock_rel: &Path) -> Result<(PathBuf, String, bool)> {
+/// Registers `lines` in `.gitattributes` at `top`: the path, and each line
+/// with whether it was added.
+fn register(top: &Path, lines: &[String]) -> Result<(PathBuf, Vec<(String, bool)>)> {
     let path = top.join(".gitattributes");
     let existing = match std::fs::read_to_string(&path) {
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", shown_path(&path))),
     };
-    let line = attributes_line(lock_rel);
-    match with_line(&existing, &line) {
-        Some(text) => {
-            std::fs::write(&path, text)
-                .with_context(|| format!("cannot write {}", shown_path(&path)))?;
-            Ok((path, line, true))
+    let mut text = existing.clone();
+    let mut done = Vec::with_capacity(lines.len());
+    for line in lines {
+        let added = with_line(&text, line);
+        done.push((line.clone(), added.is_some()));
+        if let Some(t) = added {
+            text = t;
         }
-        None => Ok((path, line, false)),
     }
+    if text != existing {
+        std::fs::write(&path, text)
+            .with_context(|| format!("cannot write {}", shown_path(&path)))?;
+    }
+    Ok((path, done))
 }
 
 #[cfg(test)]
@@ -212,7 +348,7 @@ mod tests {
 
     #[test]
     fn the_attributes_line_is_added_once() {
-        let line = attributes_line(Path::new("kams.lock"));
+        let line = attributes_line(Path::new("kams.lock"), ATTRIBUTES);
         assert_eq!(line, "kams.lock merge=kams-lock diff=kams-lock");
         let once = with_line("*.png binary", &line).unwrap();
         assert_eq!(
@@ -225,7 +361,7 @@ mod tests {
             None
         );
         assert_eq!(
-            attributes_line(Path::new("config/my approvals.lock")),
+            attributes_line(Path::new("config/my approvals.lock"), ATTRIBUTES),
             "\"config/my approvals.lock\" merge=kams-lock diff=kams-lock"
         );
     }

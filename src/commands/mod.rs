@@ -8,10 +8,12 @@ pub mod import;
 pub mod init;
 pub mod log;
 pub mod manual;
+pub mod merge_driver;
 pub mod pin;
 pub mod record;
 pub mod scan;
 pub mod status;
+pub mod textconv;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

@@ -7,6 +7,7 @@
 
 pub mod diff;
 pub mod format;
+pub mod merge;
 pub mod store;
 
 pub use format::{Approval, Entry, Lock, LockServer, State, FORMAT_VERSION};

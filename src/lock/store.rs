@@ -45,7 +45,7 @@ pub fn read_digests_only(path: &Path) -> Result<Option<Lock>> {
 
 /// The lock file's bytes without a byte order mark, `None` when there is
 /// no file, an error past [`MAX_LOCK_SIZE`] or when it cannot be read.
-fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
+pub fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => bail!(

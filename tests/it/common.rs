@@ -62,15 +62,29 @@ impl EnvLike for Command {
     }
 }
 
-/// Runs git in `dir` hermetically and panics on failure.
 /// `program` with the same hermetic environment as [`kams`], in `dir`.
-pub fn hermetic_command(program: &str, dir: &Path) -> Command {
+pub fn hermetic_command(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
     let mut cmd = Command::new(program);
     hermetic(&mut cmd);
     cmd.current_dir(dir);
     cmd
 }
 
+/// [`hermetic_command`] with the built `git-kams` first on PATH, for what
+/// git runs as `git kams` (hooks, merge and diff drivers).
+pub fn with_kams_on_path(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+    let bin = Path::new(env!("CARGO_BIN_EXE_git-kams")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = hermetic_command(program, dir);
+    cmd.env("PATH", path);
+    cmd
+}
+
+/// Runs git in `dir` hermetically and panics on failure.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let mut cmd = Command::new("git");
     hermetic(&mut cmd);

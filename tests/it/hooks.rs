@@ -8,30 +8,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::common::{copy, git, json, kams, real, repo, EPOCH};
+use crate::common::{copy, git, json, kams, real, repo, with_kams_on_path};
 
-/// `program` in `dir` with the hermetic environment of `common`, and the
-/// built `git-kams` first on PATH: the installed hooks call `git kams`.
+/// `program` in `dir`, hermetic, able to run `git kams`: the installed
+/// hooks call it.
 fn command(program: &Path, dir: &Path) -> Command {
-    let bin = Path::new(env!("CARGO_BIN_EXE_git-kams")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let mut cmd = Command::new(program);
-    cmd.env_clear()
-        .env("PATH", path)
-        .env("HOME", "/nonexistent")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("TZ", "UTC")
-        .env("LC_ALL", "C")
-        .env("SOURCE_DATE_EPOCH", EPOCH)
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .current_dir(dir);
-    cmd
+    with_kams_on_path(program, dir)
 }
 
 /// Runs git with the hooks able to find `git kams`; stderr and the status
@@ -190,14 +172,19 @@ fn init_is_idempotent_keeps_the_users_hook_lines_and_honours_hooks_path() {
     );
     assert_eq!(
         std::fs::read_to_string(dir.join(".gitattributes")).unwrap(),
-        "*.png binary\nkams.lock merge=kams-lock diff=kams-lock\n"
+        "*.png binary\nkams.lock merge=kams-lock diff=kams-lock\n.kams/inventory/** diff=kams-lock\n"
     );
     assert_eq!(
         git(dir, &["check-attr", "merge", "diff", "--", "kams.lock"]),
         "kams.lock: merge: kams-lock\nkams.lock: diff: kams-lock\n"
     );
-    // No driver is configured yet: git keeps its own merge and diff.
-    assert!(!git(dir, &["config", "--list"]).contains("kams-lock"));
+    // The drivers the attributes name are configured, once.
+    assert_eq!(
+        git(dir, &["config", "--local", "--get-regexp", "kams-lock"]),
+        "merge.kams-lock.name kams.lock, merged entry by entry by git-kams\n\
+         merge.kams-lock.driver git kams merge-driver %O %A %B %P\n\
+         diff.kams-lock.textconv git kams textconv\n"
+    );
 
     // The shim checks, then hands git's input on to the user's lines.
     let line = format!(
@@ -551,10 +538,12 @@ fn a_merge_carries_the_approvals_of_its_sides() {
     // The merge's lock equals neither parent's, but each entry it changed
     // has the value one side brought, signed off there: it needs no
     // sign-off of its own.
-    git(
+    // (through the merge driver `init` configured, which git runs as `git kams`)
+    let merged = run(
         d,
         &["merge", "-q", "--no-ff", "-m", "merge review", "review"],
     );
+    assert!(merged.status.success(), "{}", printed(&merged));
     assert_ne!(
         git(d, &["rev-parse", "HEAD:kams.lock"]),
         git(d, &["rev-parse", "HEAD^1:kams.lock"])

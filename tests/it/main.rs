@@ -9,6 +9,7 @@ mod capture_real;
 mod common;
 mod corpus;
 mod crash;
+mod drivers;
 mod flow;
 mod git;
 mod history;

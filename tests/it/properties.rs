@@ -20,6 +20,7 @@ use git_kams::canon::{jcs, normalize, Digest};
 use git_kams::descriptor::Descriptor;
 use git_kams::inventory::{parse_file, ReadOptions, Server};
 use git_kams::json::{self, Number, Object, Value};
+use git_kams::lock::merge::merge;
 use git_kams::lock::{Approval, Entry, Lock, LockServer, State};
 use git_kams::text::is_concealing;
 
@@ -872,4 +873,92 @@ fn lock_round_trips_a_descriptor_with_numbers_written_differently() {
     );
     lock.servers.insert("s".into(), s);
     assert_eq!(Lock::parse(&lock.to_text()).unwrap(), lock);
+}
+
+/// A lock derived from `base` as a branch would change it: per server (by
+/// `edits`, cycling) kept, dropped, stripped of its launch, stripped of
+/// a tool, or replaced; plus the servers of `added` (new ones, or changes
+/// when a name is already there).
+fn branch(base: &Lock, added: &Lock, edits: &[u8]) -> Lock {
+    let mut lock = Lock::default();
+    let replacement = added.servers.values().next();
+    for (i, (name, server)) in base.servers.iter().enumerate() {
+        let mut server = server.clone();
+        match edits.get(i % edits.len().max(1)).copied().unwrap_or(0) % 5 {
+            1 => continue,
+            2 => server.launch = None,
+            3 => {
+                let first = server.tools.keys().next().cloned();
+                if let Some(t) = first {
+                    server.tools.remove(&t);
+                }
+            }
+            4 => {
+                if let Some(r) = replacement {
+                    server = r.clone();
+                }
+            }
+            _ => {}
+        }
+        lock.servers.insert(name.clone(), server);
+    }
+    for (name, server) in &added.servers {
+        lock.servers.insert(name.clone(), server.clone());
+    }
+    lock
+}
+
+fn arb_branches() -> impl Strategy<Value = (Lock, Lock, Lock)> {
+    (
+        arb_lock(),
+        arb_lock(),
+        arb_lock(),
+        proptest::collection::vec(any::<u8>(), 0..6),
+        proptest::collection::vec(any::<u8>(), 0..6),
+    )
+        .prop_map(|(base, x, y, ex, ey)| {
+            // The extra servers are mostly new, sometimes the same on both
+            // sides (and then the same change, never a conflict).
+            let a = branch(&base, &x, &ex);
+            let b = branch(&base, if ey.first() == Some(&0) { &x } else { &y }, &ey);
+            (base, a, b)
+        })
+}
+
+proptest! {
+    #![proptest_config(config(96))]
+
+    /// The merge driver's merge: taking the same lock from both sides, or
+    /// a change from one side only, gives that lock; and which side is
+    /// "ours" does not matter unless there is a conflict.
+    #[test]
+    fn lock_merge_is_an_identity_on_one_sided_changes_and_commutes((base, a, b) in arb_branches()) {
+        for x in [&a, &b] {
+            for m in [merge(&base, x, x), merge(&base, &base, x), merge(&base, x, &base)] {
+                prop_assert!(m.conflicts.is_empty(), "{:?}", m.conflicts);
+                prop_assert_eq!(&m.lock, x);
+            }
+        }
+        let (ab, ba) = (merge(&base, &a, &b), merge(&base, &b, &a));
+        prop_assert_eq!(ab.conflicts.len(), ba.conflicts.len());
+        if ab.conflicts.is_empty() {
+            prop_assert_eq!(&ab.lock, &ba.lock);
+            // A clean merge has every side's change: what one side changed
+            // from base is in the merge as that side has it.
+            for side in [&a, &b] {
+                for (name, server) in &side.servers {
+                    if base.servers.get(name) != Some(server) {
+                        let merged = ab.lock.servers.get(name);
+                        for (tool, e) in &server.tools {
+                            if base.servers.get(name).and_then(|s| s.tools.get(tool)) != Some(e) {
+                                prop_assert_eq!(merged.and_then(|s| s.tools.get(tool)), Some(e));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Every merge, conflicted or not, is a lock the reader takes back.
+        prop_assert_eq!(&Lock::parse(&ab.lock.to_text()).expect("valid"), &ab.lock);
+    }
 }
