@@ -100,6 +100,7 @@ pub fn findings(
             configs: &configs,
         }));
     }
+    detect::escalate_poisoned_drift(&mut all);
     all.retain(|f| selection.matches(&f.server, f.tool.as_deref()));
     Finding::sort(&mut all);
     let sources = Sources {

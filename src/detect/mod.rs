@@ -114,6 +114,37 @@ pub fn run(cx: &Context<'_>) -> Vec<Finding> {
     out
 }
 
+/// Raises the drift of a pinned field to critical when the changed text is
+/// itself critically poisoned (see [`baseline`]): the approved descriptor
+/// was swapped for one that gives the model orders, the rug pull that
+/// should page someone. Other drift keeps its severity, so "critical
+/// drift" means exactly this (the SigNoz alert in docs/ relies on it).
+/// Pure: `findings` holds both the comparison's and the detectors' findings.
+pub fn escalate_poisoned_drift(findings: &mut [Finding]) {
+    let poisoned: BTreeSet<(String, Option<String>, String)> = findings
+        .iter()
+        .filter(|f| f.class == Class::Poison && f.severity == Severity::Critical)
+        .filter_map(|f| {
+            let top = f.field.as_deref()?.split('/').nth(1)?.to_string();
+            Some((f.server.clone(), f.tool.clone(), top))
+        })
+        .collect();
+    for f in findings.iter_mut() {
+        if f.class != Class::Drift || f.severity != Severity::High {
+            continue;
+        }
+        let Some(top) = f.field.as_deref().and_then(|p| p.split('/').nth(1)) else {
+            continue;
+        };
+        if poisoned.contains(&(f.server.clone(), f.tool.clone(), top.to_string())) {
+            f.severity = Severity::Critical;
+            f.evidence.push(format!(
+                "critical: the new /{top} trips the poisoning detector (see the poison finding)"
+            ));
+        }
+    }
+}
+
 /// Classes whose findings are about text the approver could read.
 const TEXT_CLASSES: [Class; 2] = [Class::Poison, Class::Hidden];
 
@@ -161,5 +192,55 @@ fn baseline(cx: &Context<'_>, f: &mut Finding) {
     if f.class == Class::Poison && f.severity >= Severity::High && changed.contains(top) {
         f.severity = Severity::Critical;
         f.message = format!("{} (in text changed since it was pinned)", f.message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(class: Class, severity: Severity, tool: &str, field: &str) -> Finding {
+        Finding {
+            class,
+            severity,
+            server: "s".into(),
+            tool: Some(tool.into()),
+            field: Some(field.into()),
+            message: String::new(),
+            evidence: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_drift_of_a_critically_poisoned_field_becomes_critical() {
+        let mut all = vec![
+            finding(Class::Drift, Severity::High, "t", "/description"),
+            finding(Class::Poison, Severity::Critical, "t", "/description"),
+            finding(Class::Drift, Severity::High, "t", "/annotations"),
+            finding(Class::Drift, Severity::High, "u", "/description"),
+            finding(Class::Poison, Severity::High, "u", "/description"),
+            finding(
+                Class::Drift,
+                Severity::Medium,
+                "v",
+                "/inputSchema/properties/x",
+            ),
+            finding(
+                Class::Poison,
+                Severity::Critical,
+                "v",
+                "/inputSchema/properties/x/description",
+            ),
+        ];
+        escalate_poisoned_drift(&mut all);
+        let got: Vec<(Class, Severity)> = all.iter().map(|f| (f.class, f.severity)).collect();
+        assert_eq!(got[0], (Class::Drift, Severity::Critical));
+        assert!(all[0].evidence[0].contains("poisoning detector"));
+        // Another field of the same tool, and a merely high poison signal,
+        // leave drift as it was.
+        assert_eq!(got[2], (Class::Drift, Severity::High));
+        assert_eq!(got[3], (Class::Drift, Severity::High));
+        // Medium drift (a widened schema) stays medium.
+        assert_eq!(got[5], (Class::Drift, Severity::Medium));
     }
 }

@@ -36,7 +36,7 @@ fn colour_only_when_asked_for_or_on_a_terminal() {
         .unwrap();
     let shown = text(&coloured.stdout);
     assert!(
-        shown.starts_with("\x1b[1;31mcritical\x1b[0m poison"),
+        shown.starts_with("\x1b[1;31mcritical\x1b[0m drift"),
         "{shown}"
     );
     // Only the severities are coloured: removing our escapes gives the

@@ -312,6 +312,21 @@ fn alert_rule_matches(sent: &BTreeMap<String, Vec<Point>>) {
             "`{k}` = `{v}` is never sent: {values:?}"
         );
     }
+    // And on the samples it would fire exactly once: for the pinned tool
+    // whose description became poisoned, not for the other drift.
+    let firing: Vec<&BTreeMap<String, String>> = sent[metric]
+        .iter()
+        .filter(|(a, v)| {
+            *v > 0
+                && terms
+                    .iter()
+                    .all(|(k, want)| a.get(*k).map(String::as_str) == Some(*want))
+        })
+        .map(|(a, _)| a)
+        .collect();
+    assert_eq!(firing.len(), 1, "{firing:?}");
+    assert_eq!(firing[0]["server"], "web");
+    assert_eq!(firing[0]["tool"], "fetch");
     // Fires on any point above zero.
     let threshold = &rule["condition"]["thresholds"]["spec"][0];
     assert_eq!(threshold["target"], 0);
