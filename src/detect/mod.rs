@@ -56,7 +56,7 @@ pub struct ServerView<'a> {
 }
 
 /// A detector. Each method has a default that reports nothing.
-pub trait Detector {
+pub trait Detector: Sync {
     /// Short name, for evidence.
     fn name(&self) -> &'static str;
     /// Findings about one tool.
@@ -83,14 +83,58 @@ pub fn all() -> Vec<Box<dyn Detector>> {
 /// the lock says was approved.
 pub fn run(cx: &Context<'_>) -> Vec<Finding> {
     let detectors = all();
+    let servers: Vec<&crate::inventory::Server> = cx.inventory.servers.values().collect();
+    // Per-tool work is independent: spread the servers over the cores in
+    // contiguous runs of about equal tool counts, and join the findings in
+    // server order, so the result is the one a single thread gives.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(servers.len().max(1));
+    let total: usize = servers.iter().map(|s| s.tools.len() + 1).sum();
+    let mut chunks: Vec<&[&crate::inventory::Server]> = Vec::with_capacity(threads);
+    let (mut start, mut weight) = (0, 0);
+    for (i, s) in servers.iter().enumerate() {
+        weight += s.tools.len() + 1;
+        if weight * threads >= total * (chunks.len() + 1) && chunks.len() + 1 < threads {
+            chunks.push(&servers[start..=i]);
+            start = i + 1;
+        }
+    }
+    chunks.push(&servers[start..]);
+    let detectors = &detectors;
+    let mut out: Vec<Finding> = std::thread::scope(|scope| {
+        let running: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| scope.spawn(move || per_server(cx, detectors, chunk)))
+            .collect();
+        running
+            .into_iter()
+            .flat_map(|h| h.join().expect("a detector does not panic"))
+            .collect()
+    });
+    for d in detectors {
+        d.inventory(cx, &mut out);
+    }
+    for f in &mut out {
+        baseline(cx, f);
+    }
+    out
+}
+
+/// The per-server and per-tool findings of `servers`, in order.
+fn per_server(
+    cx: &Context<'_>,
+    detectors: &[Box<dyn Detector>],
+    servers: &[&crate::inventory::Server],
+) -> Vec<Finding> {
     let mut out = Vec::new();
-    for server in cx.inventory.servers.values() {
+    for server in servers {
         let view = ServerView {
             server: &server.name,
             fields: &server.descriptor.fields,
             launch: &server.launch,
         };
-        for d in &detectors {
+        for d in detectors {
             d.server(cx, &view, &mut out);
         }
         for (name, tool) in &server.tools {
@@ -100,16 +144,10 @@ pub fn run(cx: &Context<'_>) -> Vec<Finding> {
                 tool: name,
                 raw: &raw,
             };
-            for d in &detectors {
+            for d in detectors {
                 d.tool(cx, &view, &mut out);
             }
         }
-    }
-    for d in &detectors {
-        d.inventory(cx, &mut out);
-    }
-    for f in &mut out {
-        baseline(cx, f);
     }
     out
 }

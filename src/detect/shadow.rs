@@ -8,7 +8,6 @@
 //! reported by name, with the other server, and left to a person to judge:
 //! GitHub and GitLab servers share names without ill intent.
 
-use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 
 use super::squat::folds;
@@ -29,7 +28,7 @@ const MAX_SHOWN: usize = 8;
 /// serves one run (see [`super::all`]).
 #[derive(Default)]
 pub struct Shadow {
-    names: OnceCell<Names>,
+    names: std::sync::OnceLock<Names>,
 }
 
 impl Detector for Shadow {
