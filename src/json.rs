@@ -322,11 +322,18 @@ impl<'a> Reader<'a> {
             Err(e) => {
                 let at = e.valid_up_to();
                 let (line, column) = line_column(&input[..at]);
+                // The pointer of the value holding the bad byte: the valid
+                // text before it, parsed, runs out right there. An earlier
+                // fault in that text would point elsewhere: no pointer then.
+                let pointer = match parse_inner(&input[..at], true, max_depth) {
+                    Err(e) if (e.line, e.column) == (line, column) => e.pointer,
+                    _ => String::new(),
+                };
                 return Err(ParseError {
                     message: format!("invalid UTF-8 (byte offset {at})"),
                     line,
                     column,
-                    pointer: String::new(),
+                    pointer,
                 });
             }
         };
@@ -740,17 +747,17 @@ impl<'a> Parser<'a> {
                                     || self.s.get(self.i + 1) != Some(&b'u')
                                 {
                                     return Err(self.err(format!(
-                                        "lone surrogate escape \\u{hi:04X} (not valid Unicode)"
+                                        "lone surrogate escape U+{hi:04X} (not valid Unicode)"
                                     )));
                                 }
                                 self.i += 2;
                                 let lo = self.hex4()?;
                                 if !(0xDC00..0xE000).contains(&lo) {
-                                    return Err(self.err(format!("lone surrogate escape \\u{hi:04X} (not followed by a low surrogate)")));
+                                    return Err(self.err(format!("lone surrogate escape U+{hi:04X} (not followed by a low surrogate)")));
                                 }
                             } else if (0xDC00..0xE000).contains(&hi) {
                                 return Err(self.err(format!(
-                                    "lone surrogate escape \\u{hi:04X} (not valid Unicode)"
+                                    "lone surrogate escape U+{hi:04X} (not valid Unicode)"
                                 )));
                             }
                         }
@@ -992,18 +999,18 @@ impl<'a> Parser<'a> {
                                     let lo = self.hex4()?;
                                     if !(0xDC00..0xE000).contains(&lo) {
                                         return Err(self.err(format!(
-                                            "lone surrogate escape \\u{hi:04X} (not followed by a low surrogate)"
+                                            "lone surrogate escape U+{hi:04X} (not followed by a low surrogate)"
                                         )));
                                     }
                                     0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
                                 } else {
                                     return Err(self.err(format!(
-                                        "lone surrogate escape \\u{hi:04X} (not valid Unicode)"
+                                        "lone surrogate escape U+{hi:04X} (not valid Unicode)"
                                     )));
                                 }
                             } else if (0xDC00..0xE000).contains(&hi) {
                                 return Err(self.err(format!(
-                                    "lone surrogate escape \\u{hi:04X} (not valid Unicode)"
+                                    "lone surrogate escape U+{hi:04X} (not valid Unicode)"
                                 )));
                             } else {
                                 hi

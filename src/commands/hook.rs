@@ -229,19 +229,7 @@ pub fn check(
 
 /// The inventory's paths from the top of the tree, as `inventory_files_at` resolves them.
 fn inventory_rels(env: &Env) -> Result<Vec<PathBuf>> {
-    if !env.global.inventory.is_empty() {
-        return env
-            .global
-            .inventory
-            .iter()
-            .map(|p| env.repo.relative(p))
-            .collect();
-    }
-    Ok(match env.repo.config("kams.inventory") {
-        Some(v) if Path::new(&v).is_absolute() => vec![env.repo.relative(Path::new(&v))?],
-        Some(v) => vec![PathBuf::from(v)],
-        None => vec![PathBuf::from(".kams/inventory")],
-    })
+    env.inventory_relative()
 }
 
 /// `server` or `server/tool`.

@@ -16,7 +16,7 @@ pub mod status;
 pub mod textconv;
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Result};
 
@@ -200,7 +200,7 @@ impl Env {
         let (paths, opts) = self.inventory_spec(true)?;
         let inventory_files = match (&select.inventory_at, captured) {
             (_, Some(files)) => Some(files),
-            (Some(rev), None) => Some(self.inventory_files_at(rev, &paths)?),
+            (Some(rev), None) => Some(self.inventory_files_at(rev)?),
             (None, None) => None,
         };
         // The lock comes from the revision `--at` names, or from its file.
@@ -260,10 +260,39 @@ impl Env {
                 anyhow!("--lock: {e}: a lock read from git must be in the work tree")
             });
         }
-        match self.repo.config("kams.lock") {
-            Some(v) if Path::new(&v).is_absolute() => self.repo.relative(Path::new(&v)),
-            Some(v) => Ok(PathBuf::from(v)),
+        // A relative setting goes through `relative` too, so that `..`
+        // is resolved (or refused when it leaves the work tree) instead of
+        // being looked up in the tree as a name.
+        match self.repo.config_path("kams.lock") {
+            Some(p) => self.repo.relative(&p).map_err(|e| {
+                anyhow!("git config kams.lock: {e}: a lock read from git must be in the work tree")
+            }),
             None => Ok(PathBuf::from("kams.lock")),
+        }
+    }
+
+    /// The inventory's paths from the top of the work tree, for reading
+    /// them from git: `--inventory`, git config `kams.inventory`, or
+    /// `.kams/inventory`. A path outside the work tree is an error: no
+    /// commit holds it.
+    pub fn inventory_relative(&self) -> Result<Vec<PathBuf>> {
+        let outside = |what: &str, e: anyhow::Error| {
+            anyhow!("{what}: {e}: an inventory read from git must be in the work tree")
+        };
+        if !self.global.inventory.is_empty() {
+            return self
+                .global
+                .inventory
+                .iter()
+                .map(|p| self.repo.relative(p).map_err(|e| outside("--inventory", e)))
+                .collect();
+        }
+        match self.repo.config_path("kams.inventory") {
+            Some(p) => Ok(vec![self
+                .repo
+                .relative(&p)
+                .map_err(|e| outside("git config kams.inventory", e))?]),
+            None => Ok(vec![PathBuf::from(".kams/inventory")]),
         }
     }
 
@@ -293,26 +322,9 @@ impl Env {
     }
 
     /// The inventory files committed at `rev`.
-    pub fn inventory_files_at(
-        &self,
-        rev: &str,
-        paths: &[PathBuf],
-    ) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    pub fn inventory_files_at(&self, rev: &str) -> Result<Vec<(PathBuf, Vec<u8>)>> {
         let commit = self.repo.commit_of(rev)?;
-        let rels: Vec<PathBuf> = if !self.global.inventory.is_empty() {
-            paths
-                .iter()
-                .map(|p| self.repo.relative(p))
-                .collect::<Result<_>>()?
-        } else {
-            match self.repo.config("kams.inventory") {
-                Some(v) if Path::new(&v).is_absolute() => {
-                    vec![self.repo.relative(Path::new(&v))?]
-                }
-                Some(v) => vec![PathBuf::from(v)],
-                None => vec![PathBuf::from(".kams/inventory")],
-            }
-        };
+        let rels = self.inventory_relative()?;
         let mut out = Vec::new();
         for rel in rels {
             for (p, bytes) in self.repo.files_at(commit, &rel)? {

@@ -39,6 +39,12 @@ const MAX_SHOWN: usize = 8;
 /// (`tool_1` ... `tool_900`), not a typo: they are not compared.
 const MAX_GROUP: usize = 256;
 
+/// Longest name (in characters) judged for near misses. Near-miss keys
+/// and the edit distance cost the square of the length, so a 100 KB name
+/// took minutes; MCP asks for names of 128 characters at most, and a
+/// longer one is still compared for lookalikes (folds, spellings).
+const MAX_NEAR_MISS_CHARS: usize = 128;
+
 impl Detector for Squat {
     fn name(&self) -> &'static str {
         "squat"
@@ -239,6 +245,11 @@ fn candidates(names: &[Name<'_>]) -> HashSet<(usize, usize)> {
         let loose: Vec<char> = n.loose.chars().collect();
         if loose.len() >= 4 {
             keys.push((key(3, &[&n.loose]), i));
+        }
+        if loose.len() > MAX_NEAR_MISS_CHARS {
+            continue;
+        }
+        if loose.len() >= 4 {
             for skip in 0..loose.len() {
                 let variant: String = loose
                     .iter()
@@ -351,7 +362,7 @@ fn is_subsequence(short: &[String], long: &[String]) -> bool {
 /// words differ by chance).
 fn near_miss(a: &str, b: &str, one: usize) -> Option<usize> {
     let (la, lb) = (a.chars().count(), b.chars().count());
-    if la.abs_diff(lb) > 2 {
+    if la.abs_diff(lb) > 2 || la.max(lb) > MAX_NEAR_MISS_CHARS {
         return None;
     }
     let d = distance(a, b);

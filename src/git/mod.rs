@@ -105,9 +105,12 @@ impl Repo {
         let Some(id) = blob_id_at(repo, commit, rel)? else {
             return Ok(None);
         };
-        let object = repo
-            .find_object(id)
-            .with_context(|| format!("cannot read {} at commit {commit}", rel.display()))?;
+        let object = repo.find_object(id).with_context(|| {
+            format!(
+                "cannot read {} (object {id}) at commit {commit}",
+                rel.display()
+            )
+        })?;
         Ok(Some((id, object.detach().data)))
     }
 
@@ -183,7 +186,12 @@ pub fn inventory_files_at(
     let read = |id: gix::ObjectId| -> Result<Vec<u8>> {
         Ok(repo
             .find_object(id)
-            .with_context(|| format!("cannot read {} at commit {commit}", rel.display()))?
+            .with_context(|| {
+                format!(
+                    "cannot read {} (object {id}) at commit {commit}",
+                    rel.display()
+                )
+            })?
             .detach()
             .data)
     };

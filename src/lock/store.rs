@@ -126,6 +126,7 @@ fn try_flock(_file: &File) -> bool {
 impl Guard {
     /// Takes `PATH.lock`, failing at once if another writer holds it.
     pub fn acquire(path: &Path) -> Result<Guard> {
+        refuse_symlink(path)?;
         // A lock moved by `kams.lock` may name a folder that does not exist yet.
         if let Some(dir) = path
             .parent()
@@ -221,6 +222,26 @@ impl Guard {
         }
         Ok(())
     }
+}
+
+/// Refuses a lock path that is a symbolic link. The new lock is renamed
+/// over the path, which would replace the link by a file (and a writer
+/// that followed it would write wherever it points, outside the work tree
+/// perhaps); readers may follow it, writers name the real file.
+fn refuse_symlink(path: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if !meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    let target = std::fs::read_link(path)
+        .map(|t| crate::text::shown_path(&t))
+        .unwrap_or_else(|_| "?".into());
+    bail!(
+        "{}: is a symbolic link (to {target}): git-kams replaces the lock by renaming a new file over it and will not replace a link nor write where it points; name the real file with --lock PATH (or git config kams.lock)",
+        crate::text::shown_path(path)
+    )
 }
 
 /// Removes `lock_path` when no process holds it and it is older than

@@ -14,6 +14,7 @@ mod flow;
 mod git;
 mod history;
 mod hooks;
+mod hostile;
 mod imports;
 mod launch;
 mod manners;
