@@ -11,6 +11,7 @@ mod corpus;
 mod crash;
 mod drivers;
 mod flow;
+mod fuzz_regressions;
 mod git;
 mod history;
 mod hooks;
