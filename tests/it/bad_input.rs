@@ -10,7 +10,7 @@ use std::process::Output;
 
 use git_kams::text::is_concealing;
 
-use crate::common::{corpus, json, kams, real};
+use crate::common::{corpus, json, kams, real, text};
 
 /// The valid inventory every sandbox starts from (two tools, a serverInfo).
 const GOOD: &str = "mcp-server-time@0.6.2.json";
@@ -119,10 +119,6 @@ impl Sandbox {
         all.extend_from_slice(expect);
         self.refused(&["--inventory", "good.json"], bytes, &all);
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// A capture of one server `s` whose only tool is `tool` (raw JSON text).

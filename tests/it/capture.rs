@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json as value, Value};
 
-use crate::common::{git, json, kams, repo};
+use crate::common::{git, json, kams, repo, text};
 
 /// The fake server script.
 fn fixture() -> PathBuf {
@@ -46,10 +46,6 @@ fn raw_tools() -> Vec<String> {
     let tools: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
     assert_eq!(tools.len(), 3);
     tools
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// A `.mcp.json` entry that runs the fake server in `mode`, with `env`.

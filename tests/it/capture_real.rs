@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json as value, Value};
 
-use crate::common::{copy, installed, json, kams, must, real, repo};
+use crate::common::{copy, installed, json, kams, must, real, repo, text};
 
 /// The npm packages, pinned to versions the corpus holds.
 const NPM: [&str; 2] = [
@@ -70,10 +70,6 @@ fn servers() -> &'static Path {
             ]));
         })
     })
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Runs the capture, then checks every captured server against its

@@ -62,6 +62,11 @@ impl EnvLike for Command {
     }
 }
 
+/// Output bytes as text, for assertions and messages.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
 /// `program` with the same hermetic environment as [`kams`], in `dir`.
 pub fn hermetic_command(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
     let mut cmd = Command::new(program);

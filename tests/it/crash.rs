@@ -8,11 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::common::{copy, git, hermetic_command, kams, real, repo};
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use crate::common::{copy, git, hermetic_command, kams, real, repo, text};
 
 /// A small xorshift generator: the kill points vary but a failure can be
 /// replayed from the seed printed with it.

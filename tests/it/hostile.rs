@@ -19,7 +19,7 @@ use std::process::Output;
 
 use git_kams::text::is_concealing;
 
-use crate::common::{git, json, kams, repo};
+use crate::common::{git, json, kams, repo, text};
 
 const PIN: &[&str] = &["pin", "-m", "reviewed", "--approver", "A <a@x>"];
 
@@ -38,10 +38,6 @@ fn tool(name: &str, description: &str) -> String {
 /// The inventory every repository starts from: two tools.
 fn two_tools() -> String {
     capture(&[tool("a", "Adds."), tool("b", "Bs.")])
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// A repository at `dir` whose `inv.json` is committed and pinned into a

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::common::kams;
+use crate::common::{kams, text};
 
 fn samples() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -17,10 +17,6 @@ const DEMO: [&str; 5] = [
     "samples/inventory-drifted",
     "scan",
 ];
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 #[test]
 fn colour_only_when_asked_for_or_on_a_terminal() {

@@ -3,11 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::{hermetic_command, kams, repo};
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use crate::common::{hermetic_command, kams, repo, text};
 
 #[test]
 fn git_kams_help_opens_the_installed_man_page() {

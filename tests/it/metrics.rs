@@ -13,7 +13,7 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{json, kams, py_tools, EPOCH};
+use crate::common::{json, kams, py_tools, text, EPOCH};
 
 /// A running receiver; killed when dropped.
 struct Receiver {
@@ -106,10 +106,6 @@ fn demo_scan(args: &[&str], env: &[(&str, &str)]) -> Output {
         cmd.env(k, v);
     }
     cmd.output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// The attributes of a KeyValue list, as MessageToDict writes it.

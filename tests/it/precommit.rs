@@ -5,11 +5,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use crate::common::{copy, git, hermetic_command, kams, py_tools, real, repo};
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use crate::common::{copy, git, hermetic_command, kams, py_tools, real, repo, text};
 
 /// A repository holding only our hook definitions, committed; returns its
 /// head commit, for `rev:`.

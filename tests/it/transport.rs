@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{copy, corpus, git, json, kams, real, repo};
+use crate::common::{copy, corpus, git, json, kams, real, repo, text};
 
 /// The inventory every scan here reads (any corpus file would do).
 const INVENTORY: &str = "mcp-server-time@0.6.2.json";
@@ -30,10 +30,6 @@ fn scan(dir: &Path, extra: &[&str]) -> Output {
         .arg("scan")
         .output()
         .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// The transport findings of a JSON scan as (severity, server, field).
