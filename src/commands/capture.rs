@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use super::{Env, Status};
+use super::{write_atomically, Env, Status};
 use crate::capture::{self, Captured, Options};
 use crate::cli::{CaptureArgs, CaptureOpts};
 use crate::config::{self, ClientServer};
@@ -30,34 +30,24 @@ pub fn run(
     let results = capture_confirmed(env, &servers, &args.opts, err)?;
     std::fs::create_dir_all(&folder)
         .with_context(|| format!("cannot create {}", shown_path(&folder)))?;
-    let mut failed = 0;
-    for (server, got) in servers.iter().zip(results) {
-        let name = escape_display(&server.name);
-        match got {
-            Ok(c) => {
-                let path = capture::file_path(&folder, &c.name);
-                write_atomically(&path, &c.file)?;
-                for w in &c.warnings {
-                    writeln!(err, "warning: `{name}`: {w}")?;
-                }
-                writeln!(
-                    out,
-                    "captured `{name}`: {} tool{} -> {}",
-                    c.tools,
-                    if c.tools == 1 { "" } else { "s" },
-                    shown_path(&path)
-                )?;
-            }
-            Err(e) => {
-                failed += 1;
-                writeln!(err, "error: capture of `{name}` failed: {e:#}")?;
-            }
-        }
+    let (captured, failed) = report(&servers, results, err)?;
+    for c in captured {
+        let path = capture::file_path(&folder, &c.name);
+        write_atomically(&path, &c.file)?;
+        writeln!(
+            out,
+            "captured `{}`: {} tool{} -> {}",
+            escape_display(&c.name),
+            c.tools,
+            if c.tools == 1 { "" } else { "s" },
+            shown_path(&path)
+        )?;
     }
-    if failed > 0 {
+    if !failed.is_empty() {
         writeln!(
             err,
-            "{failed} of {} server{} failed; the others were written",
+            "{} of {} server{} failed; the others were written",
+            failed.len(),
             servers.len(),
             if servers.len() == 1 { "" } else { "s" }
         )?;
@@ -83,7 +73,25 @@ pub fn in_memory(
     names.dedup();
     let servers = select(env, &names)?;
     let results = capture_confirmed(env, &servers, opts, err)?;
-    let mut files = Vec::new();
+    let (captured, failed) = report(&servers, results, err)?;
+    let files = captured
+        .into_iter()
+        .map(|c| {
+            let path = PathBuf::from("(captured)").join(capture::file_name(&c.name));
+            (path, c.file)
+        })
+        .collect();
+    Ok((files, failed))
+}
+
+/// Reports each server's warnings, or its failure, on `err`; returns the
+/// servers captured and the names of those that failed.
+fn report(
+    servers: &[ClientServer],
+    results: Vec<Result<Captured>>,
+    err: &mut dyn Write,
+) -> Result<(Vec<Captured>, Vec<String>)> {
+    let mut captured = Vec::new();
     let mut failed = Vec::new();
     for (server, got) in servers.iter().zip(results) {
         let name = escape_display(&server.name);
@@ -92,18 +100,15 @@ pub fn in_memory(
                 for w in &c.warnings {
                     writeln!(err, "warning: `{name}`: {w}")?;
                 }
-                files.push((
-                    PathBuf::from("(captured)").join(capture::file_name(&c.name)),
-                    c.file,
-                ));
+                captured.push(c);
             }
             Err(e) => {
-                failed.push(server.name.clone());
                 writeln!(err, "error: capture of `{name}` failed: {e:#}")?;
+                failed.push(server.name.clone());
             }
         }
     }
-    Ok((files, failed))
+    Ok((captured, failed))
 }
 
 /// The servers of the work tree's configs (and `--config` files), or only
@@ -285,34 +290,4 @@ fn out_folder(env: &Env, out: Option<&Path>) -> Result<PathBuf> {
                 .join(", ")
         )),
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder,
-/// so that a reader never sees half a capture.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile_in(dir)?;
-    tmp.1
-        .write_all(bytes)
-        .and_then(|()| tmp.1.sync_all())
-        .with_context(|| format!("cannot write {}", shown_path(&tmp.0)))?;
-    std::fs::rename(&tmp.0, path).with_context(|| format!("cannot write {}", shown_path(path)))
-}
-
-/// A new file next to where the capture goes; a leftover from a killed run
-/// is a dot file, which the inventory reader skips.
-fn tempfile_in(dir: &Path) -> Result<(PathBuf, std::fs::File)> {
-    for n in 0..100u32 {
-        let path = dir.join(format!(".capture-{}-{n}.tmp", std::process::id()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(f) => return Ok((path, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(anyhow!("cannot create a file in {}: {e}", shown_path(dir))),
-        }
-    }
-    bail!("cannot create a temporary file in {}", shown_path(dir))
 }

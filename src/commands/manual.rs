@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::CommandFactory;
 
-use super::{Env, Status};
+use super::{write_atomically, Env, Status};
 use crate::cli::{Cli, CompletionsArgs, InstallManArgs};
 use crate::text::shown_path;
 
@@ -25,7 +25,7 @@ pub fn install(_env: &Env, args: &InstallManArgs, out: &mut dyn Write) -> Result
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", shown_path(&dir)))?;
     for (name, page) in pages()? {
         let path = dir.join(format!("{name}.1"));
-        write_file(&path, &page)?;
+        write_atomically(&path, &page)?;
         writeln!(out, "wrote {}", shown_path(&path))?;
     }
     if args.dir.is_some() {
@@ -81,13 +81,6 @@ fn default_dir() -> Result<PathBuf> {
 fn share_man_for(exe: &Path) -> PathBuf {
     let bin = exe.parent().unwrap_or(Path::new("."));
     bin.parent().unwrap_or(bin).join("share").join("man")
-}
-
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("1.tmp");
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .with_context(|| format!("cannot write {}", shown_path(path)))
 }
 
 #[cfg(test)]

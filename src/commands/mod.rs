@@ -16,9 +16,9 @@ pub mod status;
 pub mod textconv;
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 use crate::cli::{ColorChoice, Global, SelectArgs};
 use crate::compare::Pair;
@@ -469,4 +469,43 @@ pub fn emit(
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder,
+/// so that a reader never sees half a file (a capture, a man page).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile_in(dir)?;
+    tmp.1
+        .write_all(bytes)
+        .and_then(|()| tmp.1.sync_all())
+        .with_context(|| format!("cannot write {}", crate::text::shown_path(&tmp.0)))?;
+    std::fs::rename(&tmp.0, path)
+        .with_context(|| format!("cannot write {}", crate::text::shown_path(path)))
+}
+
+/// A new file next to where the output goes; a leftover from a killed run
+/// is a dot file, which the inventory reader (and man) skip.
+fn tempfile_in(dir: &Path) -> Result<(PathBuf, std::fs::File)> {
+    for n in 0..100u32 {
+        let path = dir.join(format!(".kams-{}-{n}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(anyhow!(
+                    "cannot create a file in {}: {e}",
+                    crate::text::shown_path(dir)
+                ))
+            }
+        }
+    }
+    bail!(
+        "cannot create a temporary file in {}",
+        crate::text::shown_path(dir)
+    )
 }
