@@ -264,31 +264,36 @@ fn object_id(word: &str, line: usize) -> Result<ObjectId> {
 
 /// Parses git's pre-push input: `<local ref> <local sha> <remote ref> <remote sha>` per line.
 pub fn parse_pre_push(input: &str) -> Result<Vec<RefUpdate>> {
-    let mut out = Vec::new();
-    for (i, line) in input
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let [_local_ref, local, remote_ref, remote] = words[..] else {
-            bail!(
-                "hook input line {}: expected `<local ref> <local sha> <remote ref> <remote sha>` (as git gives a pre-push hook), got `{}`",
-                i + 1,
-                crate::text::escape_display(line)
-            );
-        };
-        out.push(RefUpdate {
-            name: remote_ref.to_string(),
-            old: object_id(remote, i + 1)?,
-            new: object_id(local, i + 1)?,
-        });
-    }
-    Ok(out)
+    parse_hook_lines(
+        input,
+        "`<local ref> <local sha> <remote ref> <remote sha>` (as git gives a pre-push hook)",
+        |words| match words {
+            [_local_ref, local, remote_ref, remote] => Some((*remote_ref, *remote, *local)),
+            _ => None,
+        },
+    )
 }
 
 /// Parses git's pre-receive input: `<old> <new> <ref>` per line.
 pub fn parse_pre_receive(input: &str) -> Result<Vec<RefUpdate>> {
+    parse_hook_lines(
+        input,
+        "`<old sha> <new sha> <ref>` (as git gives a pre-receive hook)",
+        |words| match words {
+            [old, new, name] => Some((*name, *old, *new)),
+            _ => None,
+        },
+    )
+}
+
+/// One [`RefUpdate`] per non-blank line; `pick` names a line's ref, old
+/// and new ids from its words, or `None` when the line is not of the
+/// shape `expected` describes.
+fn parse_hook_lines<'a>(
+    input: &'a str,
+    expected: &str,
+    pick: impl Fn(&[&'a str]) -> Option<(&'a str, &'a str, &'a str)>,
+) -> Result<Vec<RefUpdate>> {
     let mut out = Vec::new();
     for (i, line) in input
         .lines()
@@ -296,9 +301,9 @@ pub fn parse_pre_receive(input: &str) -> Result<Vec<RefUpdate>> {
         .filter(|(_, l)| !l.trim().is_empty())
     {
         let words: Vec<&str> = line.split_whitespace().collect();
-        let [old, new, name] = words[..] else {
+        let Some((name, old, new)) = pick(&words) else {
             bail!(
-                "hook input line {}: expected `<old sha> <new sha> <ref>` (as git gives a pre-receive hook), got `{}`",
+                "hook input line {}: expected {expected}, got `{}`",
                 i + 1,
                 crate::text::escape_display(line)
             );
