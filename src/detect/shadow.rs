@@ -104,7 +104,8 @@ fn any_value(v: &Value, f: &impl Fn(&str) -> bool) -> bool {
 }
 
 /// One finding per tool per server whose name another server also
-/// exposes, exactly, in another case, or as a confusable.
+/// exposes, exactly, in another case, or as a confusable; one per group
+/// of such names when every tool of the group is pinned.
 fn collisions(cx: &Context<'_>, out: &mut Vec<Finding>) {
     // Every (server, tool), servers by index; folds once per distinct name.
     let mut entries: Vec<(usize, &str, usize)> = Vec::new();
@@ -167,6 +168,12 @@ fn collisions(cx: &Context<'_>, out: &mut Vec<Finding>) {
                 .filter(|&o| entries[o].0 != si)
                 .collect();
             if others.is_empty() {
+                continue;
+            }
+            // Every side approved: one finding for the group, at its first
+            // entry, instead of one per server (2,000 servers sharing a
+            // name would otherwise be 2,000 findings saying the same).
+            if pinned[e] && others.iter().all(|&o| pinned[o]) && others.iter().any(|&o| o < e) {
                 continue;
             }
             out.push(collision(
@@ -757,8 +764,20 @@ mod tests {
         let inv = inventory(&[("github", &["create_issue"]), ("gitlab", &["create_issue"])]);
         let lock = pinned(&[("github", "create_issue"), ("gitlab", "create_issue")]);
         let f = run(&inv, &lock);
-        assert_eq!(f.len(), 2);
-        assert!(f.iter().all(|f| f.severity == Severity::Info), "{f:?}");
+        assert_eq!(
+            subjects(&f),
+            vec![("github/create_issue".into(), Severity::Info, "/name".into())]
+        );
+        assert!(f[0].message.contains("server `gitlab`"), "{}", f[0].message);
+        // One unpinned side: each tool is reported again, and not at info.
+        let inv = inventory(&[
+            ("github", &["create_issue"]),
+            ("gitlab", &["create_issue"]),
+            ("new", &["create_issue"]),
+        ]);
+        let f = run(&inv, &lock);
+        assert_eq!(f.len(), 3, "{f:?}");
+        assert!(f.iter().all(|f| f.severity > Severity::Info), "{f:?}");
     }
 
     #[test]
