@@ -64,8 +64,35 @@ pub const SERVER_FIELDS: [&str; 5] = [
 
 /// The bytes a dropped descriptor can be rebuilt from, and where in them.
 /// Equality ignores it: it is a cache, not part of the value.
-#[derive(Clone, Debug, Default)]
-pub struct Lazy(pub Option<(std::sync::Arc<Vec<u8>>, std::ops::Range<usize>)>);
+#[derive(Clone, Default)]
+pub struct Lazy(pub Option<(crate::input::Shared, std::ops::Range<usize>)>);
+
+impl Lazy {
+    /// The bytes the descriptor can be rebuilt from.
+    pub fn text(&self) -> Option<&[u8]> {
+        self.0
+            .as_ref()
+            .map(|(bytes, span)| &(**bytes).as_ref()[span.clone()])
+    }
+
+    /// Gives back the memory of the text around the span (see
+    /// [`crate::input::Input::release`]), once it is read again.
+    pub fn release(&self) {
+        if let Some((bytes, span)) = &self.0 {
+            let a = crate::input::AROUND;
+            bytes.release(span.start / a * a..span.end.div_ceil(a) * a);
+        }
+    }
+}
+
+impl std::fmt::Debug for Lazy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some((_, span)) => write!(f, "Lazy({span:?})"),
+            None => f.write_str("Lazy(None)"),
+        }
+    }
+}
 
 impl PartialEq for Lazy {
     fn eq(&self, _: &Lazy) -> bool {

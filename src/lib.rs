@@ -20,6 +20,7 @@ pub mod detect;
 pub mod finding;
 pub mod git;
 pub mod import;
+pub mod input;
 pub mod inventory;
 pub mod json;
 pub mod lock;

@@ -65,14 +65,36 @@ impl Drop for Step<'_> {
         if self.verbose {
             let _ = writeln!(
                 self.err,
-                "kams: {} took {:.3} s",
+                "kams: {} took {:.3} s{}",
                 self.what,
-                self.started.elapsed().as_secs_f64()
+                self.started.elapsed().as_secs_f64(),
+                memory()
             );
         } else if self.progress {
             let _ = write!(self.err, "\r\x1b[K");
             let _ = self.err.flush();
         }
+    }
+}
+
+/// The process's resident memory now and at its peak, as `-v` shows it
+/// after each step (where the system says: Linux's `/proc`).
+pub(crate) fn memory() -> String {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return String::new();
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().strip_suffix(" kB"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    match (field("VmRSS:"), field("VmHWM:")) {
+        (Some(now), Some(peak)) => {
+            format!(", memory {} MiB (peak {} MiB)", now / 1024, peak / 1024)
+        }
+        _ => String::new(),
     }
 }
 

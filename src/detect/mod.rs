@@ -148,6 +148,7 @@ fn per_server(
                 d.tool(cx, &view, &mut out);
             }
         }
+        server.release();
     }
     out
 }

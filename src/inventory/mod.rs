@@ -6,6 +6,7 @@
 //! findings, never silent choices), and anything malformed is an
 //! [`InputError`] that names the file and the JSON pointer.
 
+use crate::input::{Input, Shared};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
@@ -87,12 +88,28 @@ impl Tool {
     /// was read with [`ReadOptions::digests_only`]; otherwise its digested
     /// fields.
     pub fn raw(&self) -> Value {
-        if let Some((bytes, span)) = &self.lazy.0 {
-            if let Ok((v, _)) = json::parse(&bytes[span.clone()]) {
+        if let Some(text) = self.lazy.text() {
+            if let Ok((v, _)) = json::parse(text) {
                 return v;
             }
         }
         Value::Object(self.descriptor.fields.clone())
+    }
+}
+
+impl Server {
+    /// Gives back the memory of the text this server's tools were read
+    /// from (see [`crate::input::Input::release`]); it is read again if
+    /// needed.
+    pub fn release(&self) {
+        let mut spans = self.tools.values().filter_map(|t| t.lazy.0.as_ref());
+        let Some((bytes, first)) = spans.next() else {
+            return;
+        };
+        let (start, end) = spans.fold((first.start, first.end), |(s, e), (_, r)| {
+            (s.min(r.start), e.max(r.end))
+        });
+        bytes.release(start..end);
     }
 }
 
@@ -139,17 +156,15 @@ impl Inventory {
                 continue;
             };
             // Keep the span: detectors read the tool as sent (`_meta` too).
-            let Some((bytes, span)) = t.lazy.0.clone() else {
+            let Some(text) = t.lazy.text() else {
                 continue;
             };
             // These bytes parsed once already; they cannot fail now.
-            let (v, _) =
-                json::parse(&bytes[span.clone()]).expect("a span that parsed before parses again");
+            let (v, _) = json::parse(text).expect("a span that parsed before parses again");
             let (full, _) = build_tool(Path::new(""), v, &t.pointer)
                 .expect("a tool that was built before builds again");
             debug_assert_eq!(full.descriptor.digest, t.descriptor.digest);
             t.descriptor = full.descriptor;
-            t.lazy = Lazy(Some((bytes, span)));
         }
     }
 }
@@ -177,7 +192,7 @@ impl Default for ReadOptions {
 }
 
 /// The error for an input past the size cap.
-fn too_big(path: &Path, max_size: u64) -> InputError {
+pub(crate) fn too_big(path: &Path, max_size: u64) -> InputError {
     InputError::new(
         path,
         None,
@@ -254,7 +269,7 @@ pub fn read_all(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory, Inpu
     let mut files = Vec::new();
     for path in paths {
         for file in files_at(path)? {
-            let bytes = read_capped(&file, opts.max_size)?;
+            let bytes = crate::input::Input::read(&file, opts.max_size)?;
             files.push((file, bytes));
         }
     }
@@ -263,25 +278,27 @@ pub fn read_all(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory, Inpu
 
 /// Reads inventory files already in memory (for example from a commit),
 /// each named by the path shown in messages.
-pub fn read_files(
-    files: Vec<(PathBuf, Vec<u8>)>,
+pub fn read_files<B: Into<Input>>(
+    files: Vec<(PathBuf, B)>,
     opts: &ReadOptions,
 ) -> Result<Inventory, InputError> {
     let mut inv = Inventory::default();
-    for (file, mut bytes) in files {
+    for (file, bytes) in files {
+        let bytes: Input = bytes.into();
         if bytes.len() as u64 > opts.max_size {
             return Err(too_big(&file, opts.max_size));
         }
-        // RFC 8259 lets a parser ignore a leading byte order mark; it never
-        // reaches a string, so it cannot hide anything.
-        if bytes.starts_with(b"\xEF\xBB\xBF") {
-            bytes.drain(..3);
-        }
-        let bytes = Arc::new(bytes);
+        let bytes = Arc::new(bytes.strip_bom());
         let src = Source {
-            keep_only_digests: opts.digests_only.then(|| bytes.clone()),
+            keep_only_digests: opts.digests_only.then(|| bytes.clone() as Shared),
         };
-        for server in parse_source(&file, &bytes, opts, &src)? {
+        let servers = parse_source(&file, &bytes, opts, &src)?;
+        // Tools are read again one server at a time (detectors, drift):
+        // until then the text need not stay in memory.
+        if opts.digests_only {
+            bytes.release(0..bytes.len());
+        }
+        for server in servers {
             if let Some(prev) = inv.servers.get(&server.name) {
                 return Err(InputError::new(
                     &file,
@@ -418,7 +435,7 @@ fn read_shell(
 struct Source {
     /// When set, tools keep only their digests and a span of these bytes,
     /// from which [`Inventory::materialize`] rebuilds them on demand.
-    keep_only_digests: Option<Arc<Vec<u8>>>,
+    keep_only_digests: Option<Shared>,
 }
 
 /// Parses one inventory file's bytes, detecting its format from content.

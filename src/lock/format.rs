@@ -189,14 +189,31 @@ impl Lock {
     /// Reads a lock's text strictly: unknown keys, missing keys, digests
     /// that do not match their descriptor, and newer versions are errors.
     pub fn parse(bytes: &[u8]) -> Result<Lock, LockError> {
-        parse_lock(bytes, None)
+        parse_lock(bytes, None, &|_| ())
     }
 
     /// Like [`Lock::parse`], every entry verified, but descriptors are
     /// dropped after verification and rebuilt on demand by
     /// [`Lock::materialize`]: scanning a large lock does not hold it as a tree.
-    pub fn parse_digests_only(bytes: Arc<Vec<u8>>) -> Result<Lock, LockError> {
-        parse_lock(&bytes.clone(), Some(bytes))
+    pub fn parse_digests_only<B>(bytes: Arc<B>) -> Result<Lock, LockError>
+    where
+        B: crate::input::Bytes + 'static,
+    {
+        Lock::parse_digests_releasing(bytes, &|_| ())
+    }
+
+    /// Like [`Lock::parse_digests_only`], calling `done(n)` from time to
+    /// time with a length `n` of the text that is read and verified
+    /// (whose memory may be given back, see [`crate::input::Input::release`]).
+    pub fn parse_digests_releasing<B>(
+        bytes: Arc<B>,
+        done: &dyn Fn(usize),
+    ) -> Result<Lock, LockError>
+    where
+        B: crate::input::Bytes + 'static,
+    {
+        let shared: crate::input::Shared = bytes.clone();
+        parse_lock((*bytes).as_ref(), Some(shared), done)
     }
 
     /// Rebuilds the descriptors of the given entries (`None` tool: the
@@ -211,15 +228,16 @@ impl Lock {
                 Some(t) => s.tools.get_mut(t),
             };
             let Some(entry) = entry else { continue };
-            let Some((bytes, span)) = entry.lazy.0.take() else {
+            let lazy = std::mem::take(&mut entry.lazy);
+            let Some(text) = lazy.text() else {
                 continue;
             };
             let at = match tool {
                 None => format!("{}/server", ptr("/servers", server)),
                 Some(t) => ptr(&format!("{}/tools", ptr("/servers", server)), t),
             };
-            let (v, _) =
-                json::parse_nested(&bytes[span], json::MAX_DEPTH).map_err(LockError::from)?;
+            let (v, _) = json::parse_nested(text, json::MAX_DEPTH).map_err(LockError::from)?;
+            lazy.release();
             *entry = read_entry(&v, &at, tool.as_deref())?;
         }
         Ok(())
@@ -239,7 +257,14 @@ impl From<json::ParseError> for LockError {
     }
 }
 
-fn parse_lock(bytes: &[u8], keep: Option<Arc<Vec<u8>>>) -> Result<Lock, LockError> {
+/// Text read between two calls of `parse_lock`'s `done`.
+const DONE_EVERY: usize = 8 << 20;
+
+fn parse_lock(
+    bytes: &[u8],
+    keep: Option<crate::input::Shared>,
+    done: &dyn Fn(usize),
+) -> Result<Lock, LockError> {
     // A descriptor sits 4 levels below the lock's top (servers, name,
     // tools, tool, descriptor); allow for them so that every lock this
     // build writes from an accepted inventory reads back.
@@ -257,6 +282,7 @@ fn parse_lock(bytes: &[u8], keep: Option<Arc<Vec<u8>>>) -> Result<Lock, LockErro
     let mut version = false;
     let mut servers = false;
     let mut lock = Lock::default();
+    let mut told = 0;
     let entry = |r: &mut json::Reader<'_>, tool: Option<&str>| -> Result<Entry, LockError> {
         let at = r.pointer();
         let Some(shared) = &keep else {
@@ -333,6 +359,10 @@ fn parse_lock(bytes: &[u8], keep: Option<Arc<Vec<u8>>>) -> Result<Lock, LockErro
                         return Err(LockError::at(&r.pointer(), "missing `tools`"));
                     }
                     lock.servers.insert(name.to_string(), ls);
+                    if r.offset() - told >= DONE_EVERY {
+                        told = r.offset();
+                        done(told);
+                    }
                     Ok(())
                 })?;
             }

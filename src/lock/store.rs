@@ -34,11 +34,20 @@ pub fn read(path: &Path) -> Result<Option<Lock>> {
 }
 
 /// Like [`read`], keeping only digests (see [`Lock::parse_digests_only`]).
+///
+/// A large lock is mapped, and the pages of the part already verified are
+/// given back as the reader goes: a lock larger than the memory a scan
+/// should take is never held whole.
 pub fn read_digests_only(path: &Path) -> Result<Option<Lock>> {
-    let Some(bytes) = read_bytes(path)? else {
+    if !exists(path)? {
         return Ok(None);
-    };
-    Lock::parse_digests_only(std::sync::Arc::new(bytes))
+    }
+    let input = crate::input::Input::read(path, MAX_LOCK_SIZE)
+        .map_err(|e| anyhow!("{e}"))?
+        .strip_bom();
+    let input = std::sync::Arc::new(input);
+    let release = |n: usize| input.release(0..n);
+    Lock::parse_digests_releasing(input.clone(), &release)
         .map_err(|e| lock_error(path, e))
         .map(Some)
 }
@@ -46,8 +55,18 @@ pub fn read_digests_only(path: &Path) -> Result<Option<Lock>> {
 /// The lock file's bytes without a byte order mark, `None` when there is
 /// no file, an error past [`MAX_LOCK_SIZE`] or when it cannot be read.
 pub fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
+    if !exists(path)? {
+        return Ok(None);
+    }
+    let bytes = read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?;
+    Ok(Some(strip_bom(bytes)))
+}
+
+/// Whether there is a lock file at `path`: an error when it cannot be
+/// looked at, or is larger than [`MAX_LOCK_SIZE`].
+fn exists(path: &Path) -> Result<bool> {
     match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => bail!(
             "{}: cannot read the lock: {e}",
             crate::text::shown_path(path)
@@ -60,8 +79,7 @@ pub fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
             crate::text::shown_path(path)
         );
     }
-    let bytes = read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?;
-    Ok(Some(strip_bom(bytes)))
+    Ok(true)
 }
 
 /// Drops a leading UTF-8 byte order mark (an editor may add one).

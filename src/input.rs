@@ -1,0 +1,183 @@
+//! The bytes of an input file, read or mapped.
+//!
+//! A large inventory or lock is mapped instead of read: reading copies
+//! every byte into freshly zeroed heap pages (a fifth of a 2000x50 scan's
+//! time went there), while a mapping shares the page cache's copy. A
+//! mapped file's pages also leave the process's memory when a reader is
+//! done with them ([`Input::release`]), so a lock larger than the memory
+//! target is walked without holding it.
+//!
+//! The risk a mapping brings: a file truncated by another process while it
+//! is mapped ends this one with SIGBUS (exit 135), which fails closed; a
+//! file rewritten in place can show a mix of both versions, which the
+//! strict readers reject or read as the content they see. git-kams itself
+//! only ever replaces files by renaming, which leaves a mapping intact.
+
+use std::io::Read;
+use std::ops::{Deref, Range};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::inventory::InputError;
+
+/// Files from this size on are mapped; smaller ones are read.
+pub const MAP_FROM: u64 = 1 << 20;
+
+/// Bytes shared by a reader and the descriptors rebuilt from them later
+/// (see [`crate::descriptor::Lazy`]).
+pub type Shared = Arc<dyn Bytes>;
+
+/// Bytes whose memory may be given back for a while.
+pub trait Bytes: AsRef<[u8]> + Send + Sync {
+    /// See [`Input::release`]; nothing for bytes that are not mapped.
+    fn release(&self, _range: Range<usize>) {}
+}
+
+impl Bytes for Vec<u8> {}
+
+impl Bytes for Input {
+    fn release(&self, range: Range<usize>) {
+        Input::release(self, range);
+    }
+}
+
+/// The system maps a mapped file's neighbouring pages along with the one
+/// touched (Linux's fault-around, 64 KiB): what to release around a span
+/// read again.
+pub const AROUND: usize = 64 << 10;
+
+/// An input file's bytes, past a leading byte order mark if
+/// [`Input::strip_bom`] removed one.
+pub struct Input {
+    repr: Repr,
+    start: usize,
+}
+
+enum Repr {
+    Owned(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl Input {
+    /// Reads (or maps) the regular file at `path`, refusing it past
+    /// `max_size`.
+    pub fn read(path: &Path, max_size: u64) -> Result<Input, InputError> {
+        let file = std::fs::File::open(path)
+            .map_err(|e| InputError::new(path, None, format!("cannot open: {e}")))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| InputError::new(path, None, format!("cannot stat: {e}")))?;
+        if meta.is_dir() {
+            return Err(InputError::new(
+                path,
+                None,
+                "is a directory, expected a file",
+            ));
+        }
+        let too_big = || crate::inventory::too_big(path, max_size);
+        if meta.len() > max_size {
+            return Err(too_big());
+        }
+        if meta.is_file() && meta.len() >= MAP_FROM {
+            // SAFETY: the mapping is read-only and private; see the module
+            // comment for what another process changing the file can do.
+            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+                return Ok(Input {
+                    repr: Repr::Mapped(map),
+                    start: 0,
+                });
+            }
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.take(max_size + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| InputError::new(path, None, format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > max_size {
+            return Err(too_big());
+        }
+        Ok(Input::from(bytes))
+    }
+
+    /// Skips a leading UTF-8 byte order mark (RFC 8259 lets a parser
+    /// ignore it; it never reaches a string, so it cannot hide anything).
+    pub fn strip_bom(mut self) -> Input {
+        if self.starts_with(b"\xEF\xBB\xBF") {
+            self.start += 3;
+        }
+        self
+    }
+
+    /// Tells the system that `range` is not needed for now: a mapped
+    /// file's pages inside it leave this process's resident memory (they
+    /// are read again from the file if touched). Read bytes stay as they
+    /// are. Never changes what the bytes are.
+    pub fn release(&self, range: Range<usize>) {
+        let Repr::Mapped(map) = &self.repr else {
+            return;
+        };
+        const PAGE: usize = 4096;
+        let from = (self.start + range.start).div_ceil(PAGE) * PAGE;
+        let to = ((self.start + range.end.min(self.len())) / PAGE) * PAGE;
+        if to > from {
+            // SAFETY: the mapping is private and never written, so
+            // dropping its pages only makes the next access read the file
+            // again; no reference into it becomes invalid.
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+            };
+        }
+    }
+}
+
+impl From<Vec<u8>> for Input {
+    fn from(bytes: Vec<u8>) -> Input {
+        Input {
+            repr: Repr::Owned(bytes),
+            start: 0,
+        }
+    }
+}
+
+impl Deref for Input {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        let all: &[u8] = match &self.repr {
+            Repr::Owned(v) => v,
+            Repr::Mapped(m) => m,
+        };
+        &all[self.start..]
+    }
+}
+
+impl AsRef<[u8]> for Input {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapped_and_read_files_give_the_same_bytes_and_release_keeps_them() {
+        let dir = std::env::temp_dir().join(format!("kams-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let big = dir.join("big.json");
+        let mut text = b"\xEF\xBB\xBF".to_vec();
+        text.extend((0..MAP_FROM as usize * 3).map(|i| b'a' + (i % 26) as u8));
+        std::fs::write(&big, &text).unwrap();
+        let input = Input::read(&big, u64::MAX).unwrap().strip_bom();
+        assert!(matches!(input.repr, Repr::Mapped(_)));
+        assert_eq!(&input[..], &text[3..]);
+        input.release(0..input.len());
+        assert_eq!(&input[..], &text[3..], "released pages read back the same");
+        let small = dir.join("small.json");
+        std::fs::write(&small, b"{}").unwrap();
+        let input = Input::read(&small, 10).unwrap();
+        assert!(matches!(input.repr, Repr::Owned(_)));
+        assert_eq!(&input[..], b"{}");
+        assert!(Input::read(&big, 100).is_err(), "the cap holds for maps");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
