@@ -176,17 +176,18 @@ impl Value {
     }
 }
 
-/// One step of a JSON pointer.
+/// One step of a JSON pointer; a key is borrowed from the input unless it
+/// had escapes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Segment {
+pub enum Segment<'a> {
     /// An object member.
-    Key(String),
+    Key(std::borrow::Cow<'a, str>),
     /// An array element.
     Index(usize),
 }
 
 /// Renders segments as an RFC 6901 JSON pointer (`""` for the root).
-pub fn pointer(segments: &[Segment]) -> String {
+pub fn pointer(segments: &[Segment<'_>]) -> String {
     let mut out = String::new();
     for s in segments {
         out.push('/');
@@ -422,8 +423,11 @@ impl<'a> Reader<'a> {
         self.depth += 1;
         self.p.enter(self.depth)?;
         self.p.i += 1;
-        let mut seen: Vec<String> = Vec::new();
-        let mut seen_set: Option<std::collections::HashSet<String>> = None;
+        // Keys are borrowed from the input unless they had escapes: an
+        // entry of a large lock has a dozen keys, and copying each three
+        // times was a good part of reading it.
+        let mut seen: Vec<std::borrow::Cow<'a, str>> = Vec::new();
+        let mut seen_set: Option<std::collections::HashSet<std::borrow::Cow<'a, str>>> = None;
         self.p.ws();
         if self.p.s.get(self.p.i) == Some(&b'}') {
             self.p.i += 1;
@@ -435,7 +439,7 @@ impl<'a> Reader<'a> {
             if self.p.s.get(self.p.i) != Some(&b'"') {
                 return Err(self.p.err("expected a string key").into());
             }
-            let key = self.p.string()?;
+            let key = self.p.string_cow()?;
             self.p.ws();
             if self.p.s.get(self.p.i) != Some(&b':') {
                 return Err(self.p.err("expected `:` after the key").into());
@@ -625,7 +629,7 @@ struct Parser<'a> {
     /// The same input as bytes.
     s: &'a [u8],
     i: usize,
-    path: Vec<Segment>,
+    path: Vec<Segment<'a>>,
     duplicates: Vec<(usize, String)>,
     top: usize,
     max_depth: usize,
@@ -810,7 +814,7 @@ impl<'a> Parser<'a> {
             if self.s.get(self.i) != Some(&b'"') {
                 return Err(self.err("expected a string key"));
             }
-            let key = self.string()?;
+            let key = self.string_cow()?;
             self.ws();
             if self.s.get(self.i) != Some(&b':') {
                 return Err(self.err("expected `:` after the key"));
@@ -821,6 +825,7 @@ impl<'a> Parser<'a> {
             let Some(Segment::Key(key)) = self.path.pop() else {
                 unreachable!("path stack holds the key pushed above")
             };
+            let key = key.into_owned();
             let existing = match &index {
                 Some(map) => map.get(&key).copied(),
                 None => members.iter().position(|(k, _)| *k == key),
@@ -943,6 +948,11 @@ impl<'a> Parser<'a> {
     }
 
     fn string(&mut self) -> Result<String, ParseError> {
+        self.string_cow().map(std::borrow::Cow::into_owned)
+    }
+
+    /// A string, borrowed from the input when it has no escape.
+    fn string_cow(&mut self) -> Result<std::borrow::Cow<'a, str>, ParseError> {
         debug_assert_eq!(self.s[self.i], b'"');
         self.i += 1;
         let start = self.i;
@@ -953,7 +963,7 @@ impl<'a> Parser<'a> {
                 b'"' => {
                     self.i = j + 1;
                     // Input was validated as UTF-8 and quotes are ASCII.
-                    return Ok(self.text(start, j).to_string());
+                    return Ok(std::borrow::Cow::Borrowed(self.text(start, j)));
                 }
                 b'\\' => break,
                 0x00..=0x1f => {
@@ -972,7 +982,7 @@ impl<'a> Parser<'a> {
             match b {
                 b'"' => {
                     self.i += 1;
-                    return Ok(out);
+                    return Ok(std::borrow::Cow::Owned(out));
                 }
                 b'\\' => {
                     self.i += 1;

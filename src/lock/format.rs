@@ -284,19 +284,20 @@ fn parse_lock(
     let mut lock = Lock::default();
     let mut told = 0;
     let entry = |r: &mut json::Reader<'_>, tool: Option<&str>| -> Result<Entry, LockError> {
-        let at = r.pointer();
         let Some(shared) = &keep else {
+            let at = r.pointer();
             return read_entry(&r.value()?, &at, tool);
         };
         let start = r.offset();
-        let fast = fast_entry(r, bytes, tool, &at)?;
+        let fast = fast_entry(r, bytes, tool)?;
         let end = r.offset();
         let mut e = match fast {
             Some(e) => e,
             None => {
-                // Not as this build writes it: read it the strict way.
+                // Not as this build writes it, or wrong: read it the
+                // strict way, which says what is wrong and where.
                 let (v, _) = json::parse_nested(&bytes[start..end], json::MAX_DEPTH + 8)?;
-                read_entry(&v, &at, tool)?
+                read_entry(&v, &r.pointer(), tool)?
             }
         };
         e.descriptor.fields = Object::new();
@@ -398,7 +399,6 @@ fn fast_entry(
     r: &mut json::Reader<'_>,
     bytes: &[u8],
     tool: Option<&str>,
-    at: &str,
 ) -> Result<Option<Entry>, LockError> {
     let mut meta = Object::new();
     let mut raw: Vec<(String, std::ops::Range<usize>)> = Vec::new();
@@ -419,7 +419,8 @@ fn fast_entry(
     let Some(verified) = verify_raw(&meta, &raw, bytes, tool) else {
         return Ok(None);
     };
-    read_entry_with(&Value::Object(meta), at, tool, Some(verified)).map(Some)
+    // Any fault: `None`, and the strict reader reports it with its pointer.
+    Ok(read_entry_with(&Value::Object(meta), "", tool, Some(verified)).ok())
 }
 
 /// The descriptor of an entry whose field texts hash to its digests.
@@ -568,10 +569,10 @@ fn read_entry_with(
             ))
         }
     };
-    let descriptor_at = ptr(at, "descriptor");
     let descriptor = match verified {
         Some(d) => d,
         None => {
+            let descriptor_at = ptr(at, "descriptor");
             let fields = obj(
                 o.get("descriptor")
                     .ok_or_else(|| LockError::at(at, "missing `descriptor`"))?,
