@@ -316,6 +316,37 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// Like [`Reader::new`], validating `input` a few MiB at a time and
+    /// calling `done(n)` after each with the length validated so far, so
+    /// that a mapped file's pages can be given back before they are read
+    /// again (validating a 125 MiB lock at once held all of it).
+    pub fn new_releasing(
+        input: &'a [u8],
+        max_depth: usize,
+        done: &dyn Fn(usize),
+    ) -> Result<Reader<'a>, ParseError> {
+        const CHUNK: usize = 4 << 20;
+        let mut at = 0;
+        while at < input.len() {
+            let mut end = (at + CHUNK).min(input.len());
+            if let Err(e) = std::str::from_utf8(&input[at..end]) {
+                if e.error_len().is_some() || end == input.len() {
+                    // Invalid: the whole-text path says where, as always.
+                    return Reader::new(input, max_depth);
+                }
+                // A character cut by the chunk's end: stop before it.
+                end = at + e.valid_up_to();
+            }
+            at = end;
+            done(at);
+        }
+        // SAFETY: every byte was validated above, in chunks that end on
+        // character boundaries (a cut character ends its chunk early and
+        // starts the next).
+        let text = unsafe { std::str::from_utf8_unchecked(input) };
+        Ok(Reader::over(text, max_depth))
+    }
+
     /// A reader over `input` (validated as UTF-8 here).
     pub fn new(input: &'a [u8], max_depth: usize) -> Result<Reader<'a>, ParseError> {
         let text = match std::str::from_utf8(input) {
@@ -338,10 +369,14 @@ impl<'a> Reader<'a> {
                 });
             }
         };
-        Ok(Reader {
+        Ok(Reader::over(text, max_depth))
+    }
+
+    fn over(text: &'a str, max_depth: usize) -> Reader<'a> {
+        Reader {
             p: Parser {
                 t: text,
-                s: input,
+                s: text.as_bytes(),
                 i: 0,
                 path: Vec::new(),
                 duplicates: Vec::new(),
@@ -349,7 +384,7 @@ impl<'a> Reader<'a> {
                 max_depth,
             },
             depth: 0,
-        })
+        }
     }
 
     /// Skips whitespace; true when nothing is left.
@@ -452,13 +487,22 @@ impl<'a> Reader<'a> {
             if repeated {
                 self.p.note_duplicate(&key);
             } else if let Some(set) = seen_set.as_mut() {
-                set.insert(key.clone());
+                set.insert(std::borrow::Cow::Owned(key.to_string()));
             } else {
                 seen.push(key.clone());
                 // Large objects (a server with thousands of tools) switch
-                // to a hash set, so that checking stays linear.
+                // to a hash set, so that checking stays linear. Its keys
+                // are copied: growing it rehashes every key, and keys
+                // borrowed from a mapped file given back as it is read
+                // would bring all of it back (a 125 MiB lock's whole text
+                // for its 2,000 server names).
                 if seen.len() > 16 {
-                    seen_set = Some(std::mem::take(&mut seen).into_iter().collect());
+                    seen_set = Some(
+                        std::mem::take(&mut seen)
+                            .into_iter()
+                            .map(|k| std::borrow::Cow::Owned(k.into_owned()))
+                            .collect(),
+                    );
                 }
             }
             self.p.path.push(Segment::Key(key.clone()));
@@ -1219,5 +1263,61 @@ mod tests {
         assert_eq!(at("{\"a\": 1, \"b\": ]", "/a"), (1, 7, "/a".into()));
         assert_eq!(locate(b"{}", "no-slash"), None);
         assert_eq!(locate(b"\xff", ""), None);
+    }
+}
+
+#[cfg(test)]
+mod releasing_tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// A document of `n` bytes or more whose characters straddle every
+    /// 4 MiB chunk boundary (three-byte `€` after one ASCII byte).
+    fn straddling(n: usize) -> Vec<u8> {
+        let mut s = String::from("{\"k\": \"");
+        while s.len() < n {
+            s.push('a');
+            s.push('€');
+        }
+        s.push_str("\"}");
+        s.into_bytes()
+    }
+
+    #[test]
+    fn chunked_validation_reads_what_the_whole_text_reads() {
+        let text = straddling(9 << 20);
+        let calls = RefCell::new(Vec::new());
+        let done = |n: usize| calls.borrow_mut().push(n);
+        let mut r = Reader::new_releasing(&text, MAX_DEPTH, &done).unwrap();
+        let v = r.value().unwrap();
+        let (whole, _) = parse(&text).unwrap();
+        assert_eq!(v, whole);
+        let calls = calls.into_inner();
+        assert_eq!(calls.last(), Some(&text.len()));
+        assert!(calls.len() >= 3, "{calls:?}");
+        assert!(calls.windows(2).all(|w| w[0] < w[1]), "{calls:?}");
+        for &n in &calls {
+            assert!(
+                std::str::from_utf8(&text[..n]).is_ok(),
+                "chunk ends mid-character at {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn chunked_validation_refuses_what_the_whole_text_refuses() {
+        for at in [5 << 20, (9 << 20) - 10] {
+            let mut text = straddling(9 << 20);
+            text[at] = 0xFF;
+            let chunked = Reader::new_releasing(&text, MAX_DEPTH, &|_| ()).err();
+            let whole = Reader::new(&text, MAX_DEPTH).err();
+            assert!(chunked.is_some());
+            assert_eq!(chunked, whole);
+        }
+        // Cut in the middle of the last character.
+        let mut text = straddling(5 << 20);
+        text.truncate(text.len() - 3);
+        text.pop();
+        assert!(Reader::new_releasing(&text, MAX_DEPTH, &|_| ()).is_err());
     }
 }

@@ -164,6 +164,7 @@ impl Inventory {
             let (full, _) = build_tool(Path::new(""), v, &t.pointer)
                 .expect("a tool that was built before builds again");
             debug_assert_eq!(full.descriptor.digest, t.descriptor.digest);
+            t.lazy.release();
             t.descriptor = full.descriptor;
         }
     }

@@ -268,7 +268,7 @@ fn parse_lock(
     // A descriptor sits 4 levels below the lock's top (servers, name,
     // tools, tool, descriptor); allow for them so that every lock this
     // build writes from an accepted inventory reads back.
-    let mut r = json::Reader::new(bytes, json::MAX_DEPTH + 8)?;
+    let mut r = json::Reader::new_releasing(bytes, json::MAX_DEPTH + 8, done)?;
     if r.at_end() {
         return Err(r.error("empty input: expected a JSON value").into());
     }
