@@ -276,6 +276,10 @@ fn collision(
 
 /// The inventory's tool names, for finding them in text.
 struct Names {
+    /// A bit per [`quick`] key of every tool name: a word whose bit is
+    /// clear is no tool name, known without hashing it (most words of
+    /// most descriptions).
+    quick: Vec<u64>,
     /// Tool name to the servers exposing it.
     owners: HashMap<String, Vec<String>>,
     /// Normalised tool name (see [`norm`]) to (server, tool).
@@ -297,11 +301,23 @@ impl Names {
                     .push((s.name.clone(), name.clone()));
             }
         }
+        let mut quick = vec![0u64; QUICK_BITS / 64];
+        for name in owners.keys() {
+            let k = quick_key(name);
+            quick[k / 64] |= 1 << (k % 64);
+        }
         Names {
+            quick,
             owners,
             by_norm,
             servers: inv.servers.keys().map(|s| (norm(s), s.clone())).collect(),
         }
+    }
+
+    /// False when no server exposes a tool named `word` (true: maybe).
+    fn may_own(&self, word: &str) -> bool {
+        let k = quick_key(word);
+        self.quick[k / 64] >> (k % 64) & 1 == 1
     }
 
     /// What one server's text is read against.
@@ -502,7 +518,7 @@ impl<'a> Reader<'a> {
 
     /// The servers whose tool `part` (of `token`, at `at`) is, named bare.
     fn bare(&self, text: &str, at: usize, token: &str, part: &str) -> Option<Vec<&'a str>> {
-        if part.is_empty() || !self.names.owners.contains_key(part) {
+        if part.is_empty() || !self.names.may_own(part) || !self.names.owners.contains_key(part) {
             return None;
         }
         let others = self.others(part);
@@ -541,6 +557,19 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Bits of [`Names::quick`].
+const QUICK_BITS: usize = 1 << 16;
+
+/// A word's bit in [`Names::quick`]: its length and first and last bytes.
+fn quick_key(word: &str) -> usize {
+    let b = word.as_bytes();
+    let (first, last) = match (b.first(), b.last()) {
+        (Some(&f), Some(&l)) => (usize::from(f), usize::from(l)),
+        _ => (0, 0),
+    };
+    ((b.len() & 0x3f) << 10 | (first & 0x1f) << 5 | (last & 0x1f)) % QUICK_BITS
+}
+
 /// Lowercase, every run of characters other than letters and digits as
 /// one `_`, as MCP clients build qualified names from server names.
 fn norm(s: &str) -> String {
@@ -568,9 +597,23 @@ fn strip_mcp(token: &str) -> Option<String> {
 /// digits, `_`, `-`, `.` and `/`, trimmed of punctuation at the ends.
 fn tokens(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let is_word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
-    let mut chars = text
-        .char_indices()
-        .chain(std::iter::once((text.len(), ' ')));
+    let bytes = text.as_bytes();
+    // Byte by byte for ASCII, decoding only other characters: most text is
+    // ASCII, and every string of every tool goes through here.
+    let mut i = 0;
+    let mut chars = std::iter::from_fn(move || {
+        let &b = bytes.get(i)?;
+        let at = i;
+        if b.is_ascii() {
+            i += 1;
+            Some((at, char::from(b)))
+        } else {
+            let c = text[at..].chars().next().expect("a character starts here");
+            i += c.len_utf8();
+            Some((at, c))
+        }
+    })
+    .chain(std::iter::once((text.len(), ' ')));
     let mut start = None;
     std::iter::from_fn(move || {
         for (i, c) in chars.by_ref() {
