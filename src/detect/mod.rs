@@ -112,9 +112,25 @@ pub fn run(cx: &Context<'_>) -> Vec<Finding> {
             .flat_map(|h| h.join().expect("a detector does not panic"))
             .collect()
     });
-    for d in detectors {
-        d.inventory(cx, &mut out);
-    }
+    // Whole-inventory passes (shadow's and squat's name indexes) are
+    // independent of each other too; their findings join in detector order.
+    let passes: Vec<Vec<Finding>> = std::thread::scope(|scope| {
+        let running: Vec<_> = detectors
+            .iter()
+            .map(|d| {
+                scope.spawn(move || {
+                    let mut found = Vec::new();
+                    d.inventory(cx, &mut found);
+                    found
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|h| h.join().expect("a detector does not panic"))
+            .collect()
+    });
+    out.extend(passes.into_iter().flatten());
     for f in &mut out {
         baseline(cx, f);
     }
