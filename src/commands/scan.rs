@@ -12,6 +12,7 @@ use crate::cli::{MetricsArgs, ScanArgs, SelectArgs};
 use crate::compare;
 use crate::detect;
 use crate::finding::{Class, Finding, Severity};
+use crate::input::Input;
 use crate::json::push_pointer_token;
 use crate::lock::Lock;
 use crate::metrics::{self, export, otlp};
@@ -196,12 +197,61 @@ pub fn places(env: &Env, findings: &[Finding], sources: &Sources) -> Vec<Place> 
     let max = env
         .inventory_spec(true)
         .map_or(crate::inventory::DEFAULT_MAX_INPUT, |(_, o)| o.max_size);
-    let mut files: BTreeMap<PathBuf, Option<Vec<u8>>> = BTreeMap::new();
+    // Two passes: the first only asks which (file, pointer) each finding
+    // would look up, so that each file is read and walked once for all of
+    // them; the second builds the places from the answers.
+    let mut asked: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
+    let mut ask = |path: &Path, pointer: &str| -> Option<Spot> {
+        asked
+            .entry(path.to_path_buf())
+            .or_default()
+            .push(pointer.to_string());
+        Some(Spot {
+            path: PathBuf::new(),
+            line: 0,
+            column: 0,
+        })
+    };
+    for f in findings {
+        place(f, sources, &mut ask);
+    }
+    let mut files: BTreeMap<PathBuf, Option<Input>> = BTreeMap::new();
+    let mut known: BTreeMap<(PathBuf, String), Option<Spot>> = BTreeMap::new();
+    // Mapped, as the scan read them (a lock is 125 MiB at 2000x50); VS
+    // Code's JSONC configs are blanked into JSON first.
+    let read = |path: &Path| -> Option<Input> {
+        let input = Input::read(path, max).ok()?.strip_bom();
+        if path.file_name().is_some_and(|n| n == "mcp.json") {
+            return Some(Input::from(crate::config::as_json(path, &input)));
+        }
+        Some(input)
+    };
+    for (path, mut pointers) in asked {
+        pointers.sort();
+        pointers.dedup();
+        let bytes = read(&path);
+        let wanted: Vec<&str> = pointers.iter().map(String::as_str).collect();
+        let found = match &bytes {
+            Some(b) => crate::json::locate_all(b, &wanted),
+            None => vec![None; wanted.len()],
+        };
+        for (pointer, at) in pointers.iter().zip(found) {
+            let spot = at.map(|at| Spot {
+                path: shown_from_top(env, &path),
+                line: at.line,
+                column: at.column,
+            });
+            known.insert((path.clone(), pointer.clone()), spot);
+        }
+    }
     let mut spot = |path: &Path, pointer: &str| -> Option<Spot> {
-        let bytes = files.entry(path.to_path_buf()).or_insert_with(|| {
-            let bytes = crate::inventory::read_capped(path, max).ok()?;
-            Some(crate::config::as_json(path, &bytes))
-        });
+        if let Some(s) = known.get(&(path.to_path_buf(), pointer.to_string())) {
+            return s.clone();
+        }
+        // Not asked in the first pass (a fallback): look it up alone.
+        let bytes = files
+            .entry(path.to_path_buf())
+            .or_insert_with(|| read(path));
         let at = crate::json::locate(bytes.as_deref()?, pointer)?;
         Some(Spot {
             path: shown_from_top(env, path),
@@ -211,52 +261,57 @@ pub fn places(env: &Env, findings: &[Finding], sources: &Sources) -> Vec<Place> 
     };
     findings
         .iter()
-        .map(|f| {
-            let entry = (f.server.clone(), f.tool.clone());
-            let locked = sources.locked.contains(&entry);
-            let lock_ptr = lock_pointer(&f.server, f.tool.as_deref());
-            let mut lock_spot = match (&sources.lock, locked) {
-                (Some(path), true) => spot(path, &lock_ptr),
-                _ => None,
-            };
-            let field = f.field.as_deref();
-            let config = sources.configs.iter().find(|c| c.1 == f.server);
-            let from_config = sources
-                .configs
-                .iter()
-                .find(|c| f.tool.is_none() && f.evidence.first() == Some(&c.0));
-            let in_inventory = sources
-                .servers
-                .get(&f.server)
-                .and_then(|(src, base, tools)| {
-                    let at = match &f.tool {
-                        None if f.class != Class::Removed => base.clone(),
-                        None => return None,
-                        Some(t) => tools.get(t)?.clone(),
-                    };
-                    Some((src, join_pointer(&at, field)))
-                });
-            let (at, pointer) = if let Some(c) = from_config {
-                let p = join_pointer(&c.3, field);
-                (spot(&c.2, &p), Some(p))
-            } else if let Some((src, p)) =
-                in_inventory.and_then(|(src, p)| spot(src, &p).map(|s| (s, p)))
-            {
-                (Some(src), Some(p))
-            } else if let Some(l) = lock_spot.take() {
-                (Some(l), Some(lock_ptr))
-            } else if let Some(c) = config {
-                (spot(&c.2, &c.3), Some(c.3.clone()))
-            } else {
-                (None, None)
-            };
-            Place {
-                at,
-                pointer,
-                lock: lock_spot,
-            }
-        })
+        .map(|f| place(f, sources, &mut spot))
         .collect()
+}
+
+/// Where finding `f` points, with `spot` finding a pointer in a file.
+fn place(
+    f: &Finding,
+    sources: &Sources,
+    spot: &mut dyn FnMut(&Path, &str) -> Option<Spot>,
+) -> Place {
+    let entry = (f.server.clone(), f.tool.clone());
+    let locked = sources.locked.contains(&entry);
+    let lock_ptr = lock_pointer(&f.server, f.tool.as_deref());
+    let mut lock_spot = match (&sources.lock, locked) {
+        (Some(path), true) => spot(path, &lock_ptr),
+        _ => None,
+    };
+    let field = f.field.as_deref();
+    let config = sources.configs.iter().find(|c| c.1 == f.server);
+    let from_config = sources
+        .configs
+        .iter()
+        .find(|c| f.tool.is_none() && f.evidence.first() == Some(&c.0));
+    let in_inventory = sources
+        .servers
+        .get(&f.server)
+        .and_then(|(src, base, tools)| {
+            let at = match &f.tool {
+                None if f.class != Class::Removed => base.clone(),
+                None => return None,
+                Some(t) => tools.get(t)?.clone(),
+            };
+            Some((src, join_pointer(&at, field)))
+        });
+    let (at, pointer) = if let Some(c) = from_config {
+        let p = join_pointer(&c.3, field);
+        (spot(&c.2, &p), Some(p))
+    } else if let Some((src, p)) = in_inventory.and_then(|(src, p)| spot(src, &p).map(|s| (s, p))) {
+        (Some(src), Some(p))
+    } else if let Some(l) = lock_spot.take() {
+        (Some(l), Some(lock_ptr))
+    } else if let Some(c) = config {
+        (spot(&c.2, &c.3), Some(c.3.clone()))
+    } else {
+        (None, None)
+    };
+    Place {
+        at,
+        pointer,
+        lock: lock_spot,
+    }
 }
 
 /// `path` relative to the top of the work tree, or absolute when it is
