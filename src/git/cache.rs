@@ -151,15 +151,161 @@ pub fn file(common_dir: &Path, lock_path: &Path) -> PathBuf {
     common_dir.join("kams").join(format!("log-{name}.cache"))
 }
 
+/// A cache file read and checked (checksum, layout version, writer, hash,
+/// lock path); each section is decoded, and its structure checked, when
+/// first asked for: a cached log needs only the walks, not the 10,000
+/// trees.
+pub struct Stored {
+    bytes: Vec<u8>,
+    sections: [std::ops::Range<usize>; 4],
+    id_len: usize,
+}
+
 /// Reads the cache at `file`, written for ids of `hash` and the lock at
-/// `lock_path`. `None` when it is missing or not exactly such a file.
-pub fn load(file: &Path, hash: gix::hash::Kind, lock_path: &Path) -> Option<Contents> {
+/// `lock_path`. `None` when it is missing or not such a file.
+pub fn load(file: &Path, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stored> {
     let meta = std::fs::metadata(file).ok()?;
     if meta.len() > MAX_SIZE {
         return None;
     }
     let bytes = std::fs::read(file).ok()?;
-    decode(&bytes, hash, lock_path)
+    open(bytes, hash, lock_path)
+}
+
+fn open(bytes: Vec<u8>, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stored> {
+    let body = bytes.get(..bytes.len().checked_sub(32)?)?;
+    if Sha256::digest(body).as_slice() != &bytes[body.len()..] {
+        return None;
+    }
+    let mut r = In {
+        rest: body.strip_prefix(MAGIC)?,
+        id_len: hash.len_in_bytes(),
+    };
+    if r.bytes()? != WRITER.as_bytes()
+        || usize::from(r.u8()?) != r.id_len
+        || r.bytes()? != lock_path.as_os_str().as_encoded_bytes()
+    {
+        return None;
+    }
+    let mut lengths = [0usize; 4];
+    for l in &mut lengths {
+        *l = r.count()?;
+    }
+    let mut start = body.len() - r.rest.len();
+    let sections = lengths.map(|l| {
+        let range = start..start + l;
+        start += l;
+        range
+    });
+    (start == body.len()).then_some(Stored {
+        id_len: r.id_len,
+        sections,
+        bytes,
+    })
+}
+
+impl Stored {
+    fn section(&self, i: usize) -> In<'_> {
+        In {
+            rest: &self.bytes[self.sections[i].clone()],
+            id_len: self.id_len,
+        }
+    }
+
+    /// Root tree id to the lock's blob id; `None` when malformed.
+    pub fn trees(&self) -> Option<IdMap<Option<ObjectId>>> {
+        let mut r = self.section(0);
+        let n = r.count()?;
+        let mut trees = IdMap::default();
+        trees.reserve(n);
+        for _ in 0..n {
+            let tree = r.id()?;
+            trees.insert(tree, r.opt_id()?);
+        }
+        r.rest.is_empty().then_some(trees)
+    }
+
+    /// Pair of lock blobs to what changed; `None` when malformed.
+    pub fn pairs(&self) -> Option<HashMap<Pair, Compared>> {
+        let mut r = self.section(1);
+        let mut pairs = HashMap::new();
+        for _ in 0..r.count()? {
+            let pair = (r.opt_id()?, r.opt_id()?);
+            let compared = match r.u8()? {
+                0 => {
+                    let n = r.count()?;
+                    let mut changes = Vec::with_capacity(n.min(1024));
+                    for _ in 0..n {
+                        changes.push(r.change()?);
+                    }
+                    Compared::Changes(changes)
+                }
+                tag @ (1 | 2) => Compared::Unreadable {
+                    at_parent: tag == 2,
+                    message: r.str()?.to_string(),
+                },
+                _ => return None,
+            };
+            pairs.insert(pair, compared);
+        }
+        r.rest.is_empty().then_some(pairs)
+    }
+
+    /// Commit id to what log shows of it; `None` when malformed.
+    pub fn commits(&self) -> Option<IdMap<CommitFacts>> {
+        let mut r = self.section(2);
+        let n = r.count()?;
+        let mut commits = IdMap::default();
+        commits.reserve(n);
+        for _ in 0..n {
+            let id = r.id()?;
+            let time = r.i64()?;
+            let author = r.str()?.to_string();
+            let mut sign_offs = Vec::new();
+            for _ in 0..r.count()? {
+                sign_offs.push(r.str()?.to_string());
+            }
+            let signed = r.bool()?;
+            let subject = r.str()?.to_string();
+            commits.insert(
+                id,
+                CommitFacts {
+                    time,
+                    author,
+                    sign_offs,
+                    signed,
+                    subject,
+                },
+            );
+        }
+        r.rest.is_empty().then_some(commits)
+    }
+
+    /// The remembered walks; `None` when malformed.
+    pub fn walks(&self) -> Option<Vec<(ObjectId, Vec<WalkStep>)>> {
+        let mut r = self.section(3);
+        let n = r.count()?;
+        if n > WALKS {
+            return None;
+        }
+        let mut walks = Vec::with_capacity(n);
+        for _ in 0..n {
+            let tip = r.id()?;
+            let count = r.count()?;
+            let mut steps = Vec::with_capacity(count);
+            for _ in 0..count {
+                steps.push(WalkStep {
+                    commit: r.id()?,
+                    time: r.i64()?,
+                    parent: r.opt_id()?,
+                    before: r.opt_id()?,
+                    after: r.opt_id()?,
+                });
+            }
+            walks.push((tip, steps));
+        }
+        r.rest.is_empty().then_some(walks)
+    }
 }
 
 /// Writes `contents` to `file` through a temporary file and a rename, so a
@@ -183,206 +329,100 @@ pub fn store(
     written
 }
 
-/// The file's bytes: magic, writer, id length, lock path, trees, pairs,
-/// commits, then the SHA-256 of all that (so truncation and corruption
-/// show).
+/// The file's bytes: magic, writer, id length, lock path, the lengths of
+/// the four sections, the sections (trees, pairs, commits, walks), then
+/// the SHA-256 of all that (so truncation and corruption show). Maps are
+/// written sorted, so equal contents make equal files.
 fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u8> {
+    let mut trees = Out(Vec::with_capacity(4 + contents.trees.len() * 48));
+    let mut sorted: Vec<_> = contents.trees.iter().collect();
+    sorted.sort_unstable();
+    trees.u32(sorted.len());
+    for (tree, blob) in sorted {
+        trees.0.extend_from_slice(tree.as_slice());
+        trees.id(*blob);
+    }
+
+    let mut pairs = Out(Vec::with_capacity(4 + contents.pairs.len() * 160));
+    let mut sorted: Vec<_> = contents.pairs.iter().collect();
+    sorted.sort_unstable_by_key(|(k, _)| **k);
+    pairs.u32(sorted.len());
+    for ((before, after), compared) in sorted {
+        pairs.id(*before);
+        pairs.id(*after);
+        match compared {
+            Compared::Changes(changes) => {
+                pairs.0.push(0);
+                pairs.u32(changes.len());
+                for c in changes {
+                    pairs.change(c);
+                }
+            }
+            Compared::Unreadable { at_parent, message } => {
+                pairs.0.push(if *at_parent { 2 } else { 1 });
+                pairs.bytes(message.as_bytes());
+            }
+        }
+    }
+
+    let mut commits = Out(Vec::with_capacity(4 + contents.commits.len() * 160));
+    let mut sorted: Vec<_> = contents.commits.iter().collect();
+    sorted.sort_unstable_by_key(|(k, _)| **k);
+    commits.u32(sorted.len());
+    for (id, c) in sorted {
+        commits.0.extend_from_slice(id.as_slice());
+        commits.0.extend_from_slice(&c.time.to_le_bytes());
+        commits.bytes(c.author.as_bytes());
+        commits.u32(c.sign_offs.len());
+        for s in &c.sign_offs {
+            commits.bytes(s.as_bytes());
+        }
+        commits.0.push(u8::from(c.signed));
+        commits.bytes(c.subject.as_bytes());
+    }
+
+    let mut walks = Out(Vec::new());
+    walks.u32(contents.walks.len());
+    for (tip, steps) in &contents.walks {
+        walks.0.extend_from_slice(tip.as_slice());
+        walks.u32(steps.len());
+        for step in steps {
+            walks.0.extend_from_slice(step.commit.as_slice());
+            walks.0.extend_from_slice(&step.time.to_le_bytes());
+            walks.id(step.parent);
+            walks.id(step.before);
+            walks.id(step.after);
+        }
+    }
+
+    let sections = [trees.0, pairs.0, commits.0, walks.0];
     let mut out = Out(Vec::with_capacity(
-        64 + contents.trees.len() * 48 + contents.pairs.len() * 160 + contents.commits.len() * 160,
+        256 + sections.iter().map(Vec::len).sum::<usize>(),
     ));
     out.0.extend_from_slice(MAGIC);
     out.bytes(WRITER.as_bytes());
     out.0.push(hash.len_in_bytes() as u8);
     out.bytes(lock_path.as_os_str().as_encoded_bytes());
-    // Sorted, so equal contents make equal files.
-    let mut trees: Vec<_> = contents.trees.iter().collect();
-    trees.sort_unstable();
-    out.u32(trees.len());
-    for (tree, blob) in trees {
-        out.0.extend_from_slice(tree.as_slice());
-        out.id(*blob);
+    for section in &sections {
+        out.u32(section.len());
     }
-    let mut pairs: Vec<_> = contents.pairs.iter().collect();
-    pairs.sort_unstable_by_key(|(k, _)| **k);
-    out.u32(pairs.len());
-    for ((before, after), compared) in pairs {
-        out.id(*before);
-        out.id(*after);
-        match compared {
-            Compared::Changes(changes) => {
-                out.0.push(0);
-                out.u32(changes.len());
-                for c in changes {
-                    out.bytes(c.kind.as_str().as_bytes());
-                    out.bytes(c.server.as_bytes());
-                    out.opt(c.tool.as_deref());
-                    out.u32(c.fields.len());
-                    for f in &c.fields {
-                        out.bytes(f.as_bytes());
-                    }
-                    match &c.approval {
-                        Some((approver, note)) => {
-                            out.0.push(1);
-                            out.bytes(approver.as_bytes());
-                            out.bytes(note.as_bytes());
-                        }
-                        None => out.0.push(0),
-                    }
-                }
-            }
-            Compared::Unreadable { at_parent, message } => {
-                out.0.push(if *at_parent { 2 } else { 1 });
-                out.bytes(message.as_bytes());
-            }
-        }
-    }
-    let mut commits: Vec<_> = contents.commits.iter().collect();
-    commits.sort_unstable_by_key(|(k, _)| **k);
-    out.u32(commits.len());
-    for (id, c) in commits {
-        out.0.extend_from_slice(id.as_slice());
-        out.0.extend_from_slice(&c.time.to_le_bytes());
-        out.bytes(c.author.as_bytes());
-        out.u32(c.sign_offs.len());
-        for s in &c.sign_offs {
-            out.bytes(s.as_bytes());
-        }
-        out.0.push(u8::from(c.signed));
-        out.bytes(c.subject.as_bytes());
-    }
-    out.u32(contents.walks.len());
-    for (tip, steps) in &contents.walks {
-        out.0.extend_from_slice(tip.as_slice());
-        out.u32(steps.len());
-        for step in steps {
-            out.0.extend_from_slice(step.commit.as_slice());
-            out.0.extend_from_slice(&step.time.to_le_bytes());
-            out.id(step.parent);
-            out.id(step.before);
-            out.id(step.after);
-        }
+    for section in &sections {
+        out.0.extend_from_slice(section);
     }
     let sum = Sha256::digest(&out.0);
     out.0.extend_from_slice(&sum);
     out.0
 }
 
+#[cfg(test)]
 fn decode(bytes: &[u8], hash: gix::hash::Kind, lock_path: &Path) -> Option<Contents> {
-    let body = bytes.get(..bytes.len().checked_sub(32)?)?;
-    if Sha256::digest(body).as_slice() != &bytes[body.len()..] {
-        return None;
-    }
-    let mut r = In {
-        rest: body.strip_prefix(MAGIC)?,
-        id_len: hash.len_in_bytes(),
-    };
-    if r.bytes()? != WRITER.as_bytes()
-        || usize::from(r.u8()?) != r.id_len
-        || r.bytes()? != lock_path.as_os_str().as_encoded_bytes()
-    {
-        return None;
-    }
-    let mut contents = Contents::default();
-    let n = r.count()?;
-    contents.trees.reserve(n);
-    for _ in 0..n {
-        let tree = r.id()?;
-        let blob = r.opt_id()?;
-        contents.trees.insert(tree, blob);
-    }
-    for _ in 0..r.count()? {
-        let pair = (r.opt_id()?, r.opt_id()?);
-        let compared = match r.u8()? {
-            0 => {
-                let n = r.count()?;
-                let mut changes = Vec::with_capacity(n.min(1024));
-                for _ in 0..n {
-                    let kind = r.str()?;
-                    let kind = *KINDS.iter().find(|k| k.as_str() == kind)?;
-                    let server = r.str()?.to_string();
-                    let tool = match r.u8()? {
-                        0 => None,
-                        1 => Some(r.str()?.to_string()),
-                        _ => return None,
-                    };
-                    let mut fields = Vec::new();
-                    for _ in 0..r.count()? {
-                        let f = r.str()?;
-                        fields.push(match f {
-                            "launch" => "launch",
-                            _ => crate::descriptor::field_name(f)?,
-                        });
-                    }
-                    let approval = match r.u8()? {
-                        0 => None,
-                        1 => Some((r.str()?.to_string(), r.str()?.to_string())),
-                        _ => return None,
-                    };
-                    changes.push(LogChange {
-                        kind,
-                        server,
-                        tool,
-                        fields,
-                        approval,
-                    });
-                }
-                Compared::Changes(changes)
-            }
-            tag @ (1 | 2) => Compared::Unreadable {
-                at_parent: tag == 2,
-                message: r.str()?.to_string(),
-            },
-            _ => return None,
-        };
-        contents.pairs.insert(pair, compared);
-    }
-    let n = r.count()?;
-    contents.commits.reserve(n);
-    for _ in 0..n {
-        let id = r.id()?;
-        let time = i64::from_le_bytes(r.take(8)?.try_into().ok()?);
-        let author = r.str()?.to_string();
-        let mut sign_offs = Vec::new();
-        for _ in 0..r.count()? {
-            sign_offs.push(r.str()?.to_string());
-        }
-        let signed = match r.u8()? {
-            0 => false,
-            1 => true,
-            _ => return None,
-        };
-        let subject = r.str()?.to_string();
-        contents.commits.insert(
-            id,
-            CommitFacts {
-                time,
-                author,
-                sign_offs,
-                signed,
-                subject,
-            },
-        );
-    }
-    let n = r.count()?;
-    if n > WALKS {
-        return None;
-    }
-    for _ in 0..n {
-        let tip = r.id()?;
-        let count = r.count()?;
-        let mut steps = Vec::with_capacity(count);
-        for _ in 0..count {
-            steps.push(WalkStep {
-                commit: r.id()?,
-                time: i64::from_le_bytes(r.take(8)?.try_into().ok()?),
-                parent: r.opt_id()?,
-                before: r.opt_id()?,
-                after: r.opt_id()?,
-            });
-        }
-        contents.walks.push((tip, steps));
-    }
-    r.rest.is_empty().then_some(contents)
+    let stored = open(bytes.to_vec(), hash, lock_path)?;
+    Some(Contents {
+        trees: stored.trees()?,
+        pairs: stored.pairs()?,
+        commits: stored.commits()?,
+        walks: stored.walks()?,
+    })
 }
 
 struct Out(Vec<u8>);
@@ -403,6 +443,24 @@ impl Out {
             Some(s) => {
                 self.0.push(1);
                 self.bytes(s.as_bytes());
+            }
+            None => self.0.push(0),
+        }
+    }
+
+    fn change(&mut self, c: &LogChange) {
+        self.bytes(c.kind.as_str().as_bytes());
+        self.bytes(c.server.as_bytes());
+        self.opt(c.tool.as_deref());
+        self.u32(c.fields.len());
+        for f in &c.fields {
+            self.bytes(f.as_bytes());
+        }
+        match &c.approval {
+            Some((approver, note)) => {
+                self.0.push(1);
+                self.bytes(approver.as_bytes());
+                self.bytes(note.as_bytes());
             }
             None => self.0.push(0),
         }
@@ -437,6 +495,49 @@ impl<'a> In<'a> {
 
     fn u8(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])
+    }
+
+    fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn bool(&mut self) -> Option<bool> {
+        match self.u8()? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+
+    fn change(&mut self) -> Option<LogChange> {
+        let kind = self.str()?;
+        let kind = *KINDS.iter().find(|k| k.as_str() == kind)?;
+        let server = self.str()?.to_string();
+        let tool = match self.u8()? {
+            0 => None,
+            1 => Some(self.str()?.to_string()),
+            _ => return None,
+        };
+        let mut fields = Vec::new();
+        for _ in 0..self.count()? {
+            let f = self.str()?;
+            fields.push(match f {
+                "launch" => "launch",
+                _ => crate::descriptor::field_name(f)?,
+            });
+        }
+        let approval = match self.u8()? {
+            0 => None,
+            1 => Some((self.str()?.to_string(), self.str()?.to_string())),
+            _ => return None,
+        };
+        Some(LogChange {
+            kind,
+            server,
+            tool,
+            fields,
+            approval,
+        })
     }
 
     fn count(&mut self) -> Option<usize> {

@@ -250,6 +250,10 @@ struct CacheFile {
     file: PathBuf,
     /// True once read (or found missing or unusable).
     loaded: bool,
+    /// What it holds, sections not yet merged into `known`.
+    stored: Option<cache::Stored>,
+    /// Which sections (trees, pairs, commits, walks) were merged.
+    merged: [bool; 4],
 }
 
 impl History {
@@ -270,14 +274,12 @@ impl History {
             .map(|c| c.iter().copied().collect())
             .unwrap_or_default();
         shallow.sort_unstable();
-        let mut nodes = IdMap::default();
-        nodes.reserve(graph.as_ref().map_or(0, |g| g.num_commits() as usize));
         Ok(History {
             repo,
             path: path.to_path_buf(),
             graph,
             shallow,
-            nodes,
+            nodes: IdMap::default(),
             known: Contents::default(),
             versions: Vec::new(),
             cache: None,
@@ -298,21 +300,43 @@ impl History {
         self.cache = Some(CacheFile {
             file: cache::file(self.repo.common_dir(), &self.path),
             loaded: false,
+            stored: None,
+            merged: [false; 4],
         });
     }
 
-    fn load_log_cache(&mut self) {
-        let Some(c) = self.cache.as_mut().filter(|c| !c.loaded) else {
+    /// Merges section `i` of the log cache (trees, pairs, commits, walks)
+    /// into `known`, reading the file first if need be. A section that
+    /// does not decode is dropped, and the file rewritten at the end.
+    fn load_log_cache(&mut self, i: usize) {
+        let Some(c) = self.cache.as_mut() else {
             return;
         };
-        c.loaded = true;
-        let mut known =
-            cache::load(&c.file, self.repo.object_hash(), &self.path).unwrap_or_default();
-        known.trees.extend(self.known.trees.drain());
-        known.pairs.extend(self.known.pairs.drain());
-        known.commits.extend(self.known.commits.drain());
-        known.walks.append(&mut self.known.walks);
-        self.known = known;
+        if !c.loaded {
+            c.loaded = true;
+            c.stored = cache::load(&c.file, self.repo.object_hash(), &self.path);
+            // A missing or unusable file is replaced by what this run learns.
+            self.learned |= c.stored.is_none();
+        }
+        if c.merged[i] {
+            return;
+        }
+        c.merged[i] = true;
+        let Some(stored) = &c.stored else {
+            return;
+        };
+        let known = &mut self.known;
+        let merged = match i {
+            0 => stored.trees().map(|t| known.trees.extend(t)),
+            1 => stored.pairs().map(|p| known.pairs.extend(p)),
+            2 => stored.commits().map(|m| known.commits.extend(m)),
+            _ => stored.walks().map(|mut w| {
+                w.retain(|(tip, _)| known.walks.iter().all(|(t, _)| t != tip));
+                known.walks.append(&mut w);
+                known.walks.truncate(cache::WALKS);
+            }),
+        };
+        self.learned |= merged.is_none();
     }
 
     /// The whole log walk from `tip` as remembered, if it is.
@@ -322,7 +346,7 @@ impl History {
         if !self.shallow.is_empty() {
             return None;
         }
-        self.load_log_cache();
+        self.load_log_cache(3);
         let walks = &self.known.walks;
         walks
             .iter()
@@ -335,7 +359,7 @@ impl History {
         if !self.shallow.is_empty() || self.cache.is_none() {
             return;
         }
-        self.load_log_cache();
+        self.load_log_cache(3);
         let walks = &mut self.known.walks;
         if walks.first().is_some_and(|(t, _)| *t == tip) {
             return;
@@ -349,12 +373,16 @@ impl History {
     /// Writes what this run learned to the log cache, when it learned
     /// anything and [`History::use_log_cache`] was called. The caller may
     /// ignore a failure: the cache only saves time.
-    pub fn save_log_cache(&self) -> std::io::Result<()> {
+    pub fn save_log_cache(&mut self) -> std::io::Result<()> {
+        if !self.learned {
+            return Ok(());
+        }
+        for i in 0..4 {
+            self.load_log_cache(i);
+        }
         match &self.cache {
-            Some(c) if self.learned => {
-                cache::store(&c.file, self.repo.object_hash(), &self.path, &self.known)
-            }
-            _ => Ok(()),
+            Some(c) => cache::store(&c.file, self.repo.object_hash(), &self.path, &self.known),
+            None => Ok(()),
         }
     }
 
@@ -419,7 +447,7 @@ impl History {
 
     /// The lock's blob id in root tree `tree` (of `commit`, for messages).
     fn blob_in_tree(&mut self, tree: ObjectId, commit: ObjectId) -> Result<Option<ObjectId>> {
-        self.load_log_cache();
+        self.load_log_cache(0);
         if let Some(b) = self.known.trees.get(&tree) {
             return Ok(*b);
         }
@@ -497,7 +525,7 @@ impl History {
         before: Option<ObjectId>,
         after: Option<ObjectId>,
     ) -> Result<Compared> {
-        self.load_log_cache();
+        self.load_log_cache(1);
         if let Some(known) = self.known.pairs.get(&(before, after)) {
             return Ok(known.clone());
         }
@@ -689,7 +717,7 @@ impl History {
 
     /// Author, sign-offs, signature and subject of `commit`.
     pub fn commit_info(&mut self, commit: ObjectId) -> Result<CommitInfo> {
-        self.load_log_cache();
+        self.load_log_cache(2);
         if !self.known.commits.contains_key(&commit) {
             let facts = self.read_commit_facts(commit)?;
             self.known.commits.insert(commit, facts);
@@ -810,9 +838,14 @@ impl LogWalk {
             replay: None,
             steps: Vec::new(),
         };
-        let time = history.node(tip)?.time;
-        let blob = history.lock_blob(tip)?;
-        walk.push(tip, time, blob);
+        match history.remembered_walk(tip) {
+            Some(steps) => walk.replay = Some(steps.into_iter()),
+            None => {
+                let time = history.node(tip)?.time;
+                let blob = history.lock_blob(tip)?;
+                walk.push(tip, time, blob);
+            }
+        }
         Ok(walk)
     }
 
