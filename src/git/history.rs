@@ -10,7 +10,10 @@
 //! versions has the same value; only entries whose text differs are parsed
 //! and verified, and compared by value (state, descriptor digest,
 //! approval), so re-indenting or re-ordering the file moves neither log nor
-//! blame. How the walks decide is written down in `docs/history.md`.
+//! blame. What log learns is kept in the log cache ([`super::cache`]), so
+//! a log that was run before reads none of it again. How the walks decide,
+//! and why the cache cannot change an answer, is written down in
+//! `docs/history.md`.
 
 use std::cell::OnceCell;
 use std::collections::{BinaryHeap, HashMap};
@@ -230,6 +233,9 @@ pub struct CommitInfo {
 /// what changed per pair of versions.
 pub struct History {
     repo: gix::Repository,
+    /// The same repository, for short ids only: it never re-lists the pack
+    /// folder (see [`History::new`]).
+    short_ids: gix::Repository,
     path: PathBuf,
     graph: Option<gix::commitgraph::Graph>,
     shallow: Vec<ObjectId>,
@@ -262,10 +268,14 @@ impl History {
     pub fn new(repo: &gix::Repository, path: &Path) -> Result<History> {
         let mut repo = repo.clone();
         repo.object_cache_size_if_unset(4 << 20);
-        // Every object the walks look for exists; by default each short
-        // id computed (a prefix lookup, which must see every object) would
-        // re-list the pack folder first, about a third of a cached log.
-        repo.objects.refresh_never();
+        // Each short id is a prefix lookup that must see every object; by
+        // default it re-lists the pack folder first, which was a third of a
+        // cached log. For short ids the packs there when the run starts
+        // (and the loose objects, always looked at) are enough. Other reads
+        // keep refreshing, in case a `git gc` replaces the packs while a
+        // long log runs.
+        let mut short_ids = repo.clone();
+        short_ids.objects.refresh_never();
         // The commit-graph is a cache: a broken one only makes us slower.
         let graph = repo.commit_graph_if_enabled().ok().flatten();
         let mut shallow: Vec<ObjectId> = repo
@@ -276,6 +286,7 @@ impl History {
         shallow.sort_unstable();
         Ok(History {
             repo,
+            short_ids,
             path: path.to_path_buf(),
             graph,
             shallow,
@@ -726,7 +737,7 @@ impl History {
         let facts = &self.known.commits[&commit];
         Ok(CommitInfo {
             id: commit,
-            short: commit.attach(&self.repo).shorten_or_id().to_string(),
+            short: commit.attach(&self.short_ids).shorten_or_id().to_string(),
             time: facts.time,
             date: rfc3339(facts.time),
             author: facts.author.clone(),
