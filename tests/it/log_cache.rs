@@ -267,3 +267,35 @@ fn a_remembered_walk_is_not_spliced_in_after_a_fork() {
     run(p, &["log", "--at", &skewed], true);
     assert_eq!(run(p, &["log"], true), expected);
 }
+
+#[test]
+fn unreadable_versions_read_the_same_from_the_cache() {
+    let dir = crate::common::repo();
+    let p = dir.path();
+    copy(
+        &real("mcp-server-fetch@0.6.2.json"),
+        p,
+        ".kams/inventory/fetch.json",
+    );
+    pin(p, "Alice", "fetch reviewed", &[]);
+    commit(p, "Alice", "2026-01-02T00:00:00Z", "Pin fetch");
+    let good = std::fs::read(p.join("kams.lock")).unwrap();
+    std::fs::write(p.join("kams.lock"), &good[..good.len() / 2]).unwrap();
+    commit(p, "Bob", "2026-01-03T00:00:00Z", "Oops");
+    std::fs::write(p.join("kams.lock"), &good).unwrap();
+    commit(p, "Bob", "2026-01-04T00:00:00Z", "Restore kams.lock");
+    let text = String::from_utf8(good).unwrap();
+    std::fs::write(
+        p.join("kams.lock"),
+        text.replacen("Fetches a URL", "Fetches any URL", 1),
+    )
+    .unwrap();
+    commit(p, "Mallory", "2026-01-05T00:00:00Z", "Tweak wording");
+
+    for args in [&["log"][..], &["--format", "json", "log"]] {
+        let without = run(p, args, false);
+        assert_eq!(without.matches("cannot be read").count(), 3, "{without}");
+        assert_eq!(run(p, args, true), without, "cold: {args:?}");
+        assert_eq!(run(p, args, true), without, "warm: {args:?}");
+    }
+}
