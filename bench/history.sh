@@ -6,13 +6,18 @@
 #
 # Usage, from the repository root:   bench/history.sh
 # Environment: BENCH_DIR (default target/bench/history), RUNS (default 5),
-#              SKIP_BUILD=1 to use the existing target/release/git-kams.
+#              SKIP_BUILD=1 to use the binary already built,
+#              BIN to time another binary (default: release/git-kams under
+#              CARGO_TARGET_DIR, or target/).
+#
+# `git kams log` is timed twice: cold, with its cache ($GIT_DIR/kams/)
+# removed before each run, and warm, with the cache the runs before left.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BENCH_DIR="${BENCH_DIR:-target/bench/history}"
 RUNS="${RUNS:-5}"
-BIN="$ROOT/target/release/git-kams"
+BIN="${BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/git-kams}"
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 LC_ALL=C TZ=UTC
 
 [[ "${SKIP_BUILD:-}" == 1 ]] || cargo build --release --quiet
@@ -29,7 +34,8 @@ T="$ROOT/bench/timeit.py"
 rows=()
 measure() { rows+=("$(python3 "$T" "$@")"); }
 measure "git log --format=%H -- kams.lock" --runs "$RUNS" -- git log --format=%H -- kams.lock
-measure "git kams log" --runs "$RUNS" -- "$BIN" log
+measure "git kams log, cold (no cache)" --runs "$RUNS" -- sh -c 'rm -rf .git/kams && exec "$0" log' "$BIN"
+measure "git kams log, warm (cache)" --runs "$RUNS" -- "$BIN" log
 measure "git blame kams.lock" --runs "$RUNS" -- git blame kams.lock
 measure "git kams blame" --runs "$RUNS" -- "$BIN" blame
 measure "git show HEAD~500:kams.lock" --runs "$RUNS" -- git show HEAD~500:kams.lock
@@ -47,7 +53,8 @@ ratio() { python3 -c "print(f'{float(\"$1\")/float(\"$2\"):.2f}')"; }
 echo
 echo "| git-kams command | git baseline | ratio (target <= 1.0) |"
 echo "|---|---|---:|"
-echo "| log | git log --format=%H -- kams.lock | $(ratio "$(median 'git kams log')" "$(median 'git log --format=%H -- kams.lock')") |"
+echo "| log, cold (no cache) | git log --format=%H -- kams.lock | $(ratio "$(median 'git kams log, cold (no cache)')" "$(median 'git log --format=%H -- kams.lock')") |"
+echo "| log, warm (cache) | git log --format=%H -- kams.lock | $(ratio "$(median 'git kams log, warm (cache)')" "$(median 'git log --format=%H -- kams.lock')") |"
 echo "| blame | git blame kams.lock | $(ratio "$(median 'git kams blame')" "$(median 'git blame kams.lock')") |"
 echo "| status --at HEAD~500 | git show HEAD~500:kams.lock | $(ratio "$(median 'git kams status --at HEAD~500')" "$(median 'git show HEAD~500:kams.lock')") |"
 echo "| hook pre-push, 20 commits | target < 50 ms | $(median 'git kams hook pre-push (20 commits)') s |"

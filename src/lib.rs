@@ -60,7 +60,7 @@ fn run_env(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         cli::Command::Diff(a) => {
             commands::scan::run(&env(), a, commands::scan::Mode::Diff, out, err)
         }
-        cli::Command::Log(a) => commands::log::run(&env(), a, out),
+        cli::Command::Log(a) => commands::log::run(&env(), a, out, err),
         cli::Command::Blame(a) => commands::blame::run(&env(), a, out),
         cli::Command::Init(a) => commands::init::run(&env(), a, out),
         cli::Command::Hook(a) => commands::hook::run(&env(), a, out, err),

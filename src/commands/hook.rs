@@ -86,7 +86,7 @@ impl Policy {
 }
 
 /// A git boolean (`true`, `yes`, `on`, `1`, or a key with no value).
-fn parse_bool(v: &str) -> Option<bool> {
+pub(crate) fn parse_bool(v: &str) -> Option<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "" | "true" | "yes" | "on" | "1" => Some(true),
         "false" | "no" | "off" | "0" => Some(false),

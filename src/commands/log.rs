@@ -10,20 +10,19 @@ use anyhow::{anyhow, Result};
 
 use super::{emit, Env, PlainFormat, Selection, Status};
 use crate::cli::LogArgs;
-use crate::git::history::{CommitInfo, Compared, History, LogWalk, Step};
-use crate::lock::diff::EntryChange;
+use crate::git::history::{CommitInfo, Compared, History, LogChange, LogWalk, Step};
 use crate::report::json_str;
 use crate::text::escape_display;
 
 /// One listed commit.
 struct Listed {
     info: CommitInfo,
-    changes: Vec<EntryChange>,
+    changes: Vec<LogChange>,
     error: Option<String>,
 }
 
 /// Runs `log`.
-pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write) -> Result<Status> {
+pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
     let format = env.plain_format("log")?;
     let repo = env.repo.require("git kams log")?;
     let rel = env.lock_relative()?;
@@ -49,6 +48,18 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write) -> Result<Status> {
         None => notes.push(format!("no commits yet: {} has no history", rel.display())),
         Some(tip) => {
             let mut history = History::new(repo, &rel)?;
+            let cached = match env.repo.config("kams.logCache") {
+                None => true,
+                Some(v) => super::hook::parse_bool(&v).ok_or_else(|| {
+                    anyhow!(
+                        "git config kams.logCache: `{}` is not a boolean (true or false)",
+                        escape_display(&v)
+                    )
+                })?,
+            };
+            if cached {
+                history.use_log_cache();
+            }
             let mut walk = LogWalk::new(&mut history, tip)?;
             while args.max_count.is_none_or(|n| listed.len() < n) {
                 let Some(step) = walk.next(&mut history)? else {
@@ -112,6 +123,13 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write) -> Result<Status> {
                     error,
                 });
             }
+            // The cache only saves time: a repository we may not write to
+            // (read-only, someone else's) is no reason to fail.
+            if let Err(e) = history.save_log_cache() {
+                if env.global.verbose {
+                    let _ = writeln!(err, "kams: the log cache was not written: {e}");
+                }
+            }
             if listed.is_empty() && notes.is_empty() {
                 notes.push(format!(
                     "no commit reachable from {} changed {}{}{}",
@@ -161,8 +179,14 @@ fn parse_date(flag: &str, s: &str) -> Result<i64> {
     })
 }
 
-fn approval(c: &EntryChange) -> Option<&crate::lock::Approval> {
-    c.new.as_ref().and_then(|e| e.approval.as_ref())
+/// [`escape_display`] without a copy for the common case, text with
+/// nothing to escape (printable ASCII, no backslash).
+fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'\\') {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(escape_display(s))
+    }
 }
 
 fn write_text(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io::Result<()> {
@@ -173,39 +197,29 @@ fn write_text(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io
         let info = &l.info;
         writeln!(o, "commit    {} {}", info.short, info.id)?;
         writeln!(o, "date      {}", info.date)?;
-        writeln!(o, "author    {}", escape_display(&info.author))?;
+        writeln!(o, "author    {}", shown(&info.author))?;
         if info.sign_offs.is_empty() {
             writeln!(o, "approvers none (no Signed-off-by)")?;
         }
         for a in &info.sign_offs {
-            writeln!(o, "approver  {}", escape_display(a))?;
+            writeln!(o, "approver  {}", shown(a))?;
         }
         writeln!(
             o,
             "signature {}",
             if info.signed { "signed" } else { "unsigned" }
         )?;
-        writeln!(o, "subject   {}", escape_display(&info.subject))?;
+        writeln!(o, "subject   {}", shown(&info.subject))?;
         if let Some(e) = &l.error {
-            writeln!(o, "    error: {}", escape_display(e))?;
+            writeln!(o, "    error: {}", shown(e))?;
         }
         for c in &l.changes {
-            write!(
-                o,
-                "    {:<11} {}",
-                c.kind.as_str(),
-                escape_display(&c.subject())
-            )?;
+            write!(o, "    {:<11} {}", c.kind.as_str(), shown(&c.subject()))?;
             if !c.fields.is_empty() {
                 write!(o, "  fields: {}", c.fields.join(", "))?;
             }
-            if let Some(a) = approval(c) {
-                write!(
-                    o,
-                    "  approver: {}  note: {}",
-                    escape_display(&a.approver),
-                    escape_display(&a.note)
-                )?;
+            if let Some((approver, note)) = &c.approval {
+                write!(o, "  approver: {}  note: {}", shown(approver), shown(note))?;
             }
             writeln!(o)?;
         }
@@ -214,7 +228,7 @@ fn write_text(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io
         writeln!(o)?;
     }
     for n in notes {
-        writeln!(o, "note: {}", escape_display(n))?;
+        writeln!(o, "note: {}", shown(n))?;
     }
     Ok(())
 }
@@ -235,8 +249,8 @@ fn write_json(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io
                     json_str(&c.server),
                     c.tool.as_deref().map_or("null".into(), json_str),
                     f.join(", "),
-                    approval(c).map_or("null".into(), |a| json_str(&a.approver)),
-                    approval(c).map_or("null".into(), |a| json_str(&a.note)),
+                    c.approval.as_ref().map_or("null".into(), |a| json_str(&a.0)),
+                    c.approval.as_ref().map_or("null".into(), |a| json_str(&a.1)),
                 )
             })
             .collect();

@@ -10,10 +10,13 @@
 //! versions has the same value; only entries whose text differs are parsed
 //! and verified, and compared by value (state, descriptor digest,
 //! approval), so re-indenting or re-ordering the file moves neither log nor
-//! blame. How the walks decide is written down in `docs/history.md`.
+//! blame. What log learns is kept in the log cache ([`super::cache`]), so
+//! a log that was run before reads none of it again. How the walks decide,
+//! and why the cache cannot change an answer, is written down in
+//! `docs/history.md`.
 
 use std::cell::OnceCell;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -24,9 +27,11 @@ use gix::bstr::ByteSlice;
 use gix::prelude::ObjectIdExt;
 use gix::ObjectId;
 
+use super::cache::{self, CommitFacts, Contents, IdMap, WalkStep};
+pub use super::cache::{Compared, LogChange};
 use crate::canon::{write_string, Digest, Escape};
 use crate::json::{self, Value};
-use crate::lock::diff::{diff, EntryChange};
+use crate::lock::diff::diff;
 use crate::lock::{Approval, Entry, Lock, State, FORMAT_VERSION};
 
 /// Lock versions kept at once: a linear history needs two (a commit's and
@@ -188,21 +193,6 @@ fn index(bytes: &[u8]) -> Option<Vec<(Key, Range<usize>)>> {
     Some(out)
 }
 
-/// What a commit did to the lock's entries.
-#[derive(Debug)]
-pub enum Compared {
-    /// The entries whose value changed, as [`diff`] says.
-    Changes(Vec<EntryChange>),
-    /// A version could not be read: the commit's own (`at_parent` false)
-    /// or its first parent's.
-    Unreadable {
-        /// True when the parent's version is the unreadable one.
-        at_parent: bool,
-        /// Why.
-        message: String,
-    },
-}
-
 /// A lock version read from git: parsed, or why it could not be.
 pub type Parsed = Rc<Result<Lock, String>>;
 
@@ -239,16 +229,37 @@ pub struct CommitInfo {
 }
 
 /// Reads the lock's versions out of a repository's history, caching what
-/// it looked up: commits, the lock's blob id per root tree, parsed locks.
+/// it looked up: commits, the lock's blob id per root tree, parsed locks,
+/// what changed per pair of versions.
 pub struct History {
     repo: gix::Repository,
+    /// The same repository, for short ids only: it never re-lists the pack
+    /// folder (see [`History::new`]).
+    short_ids: gix::Repository,
     path: PathBuf,
     graph: Option<gix::commitgraph::Graph>,
     shallow: Vec<ObjectId>,
-    nodes: HashMap<ObjectId, Node>,
-    trees: HashMap<ObjectId, Option<ObjectId>>,
+    nodes: IdMap<Node>,
+    /// What is known for good (the log cache's contents): lock blob per
+    /// root tree, changes per pair of blobs, facts per commit.
+    known: Contents,
     versions: Vec<(ObjectId, Rc<Version>)>,
+    /// The log cache in use, if any.
+    cache: Option<CacheFile>,
+    /// True once `known` holds something the cache file did not.
+    learned: bool,
     reads: usize,
+}
+
+/// The log cache file of a [`History`].
+struct CacheFile {
+    file: PathBuf,
+    /// True once read (or found missing or unusable).
+    loaded: bool,
+    /// What it holds, sections not yet merged into `known`.
+    stored: Option<cache::Stored>,
+    /// Which sections (trees, pairs, commits, walks) were merged.
+    merged: [bool; 4],
 }
 
 impl History {
@@ -257,6 +268,14 @@ impl History {
     pub fn new(repo: &gix::Repository, path: &Path) -> Result<History> {
         let mut repo = repo.clone();
         repo.object_cache_size_if_unset(4 << 20);
+        // Each short id is a prefix lookup that must see every object; by
+        // default it re-lists the pack folder first, which was a third of a
+        // cached log. For short ids the packs there when the run starts
+        // (and the loose objects, always looked at) are enough. Other reads
+        // keep refreshing, in case a `git gc` replaces the packs while a
+        // long log runs.
+        let mut short_ids = repo.clone();
+        short_ids.objects.refresh_never();
         // The commit-graph is a cache: a broken one only makes us slower.
         let graph = repo.commit_graph_if_enabled().ok().flatten();
         let mut shallow: Vec<ObjectId> = repo
@@ -267,14 +286,115 @@ impl History {
         shallow.sort_unstable();
         Ok(History {
             repo,
+            short_ids,
             path: path.to_path_buf(),
             graph,
             shallow,
-            nodes: HashMap::new(),
-            trees: HashMap::new(),
+            nodes: IdMap::default(),
+            known: Contents::default(),
             versions: Vec::new(),
+            cache: None,
+            learned: false,
             reads: 0,
         })
+    }
+
+    /// Uses the log cache under the repository's common git directory
+    /// (see [`cache`]), read when first needed. Not with object
+    /// replacements (`refs/replace/`): an id then no longer names fixed
+    /// content.
+    pub fn use_log_cache(&mut self) {
+        let objects = &self.repo.objects;
+        if !objects.ignore_replacements && objects.store_ref().replacements().next().is_some() {
+            return;
+        }
+        self.cache = Some(CacheFile {
+            file: cache::file(self.repo.common_dir(), &self.path),
+            loaded: false,
+            stored: None,
+            merged: [false; 4],
+        });
+    }
+
+    /// Merges section `i` of the log cache (trees, pairs, commits, walks)
+    /// into `known`, reading the file first if need be. A section that
+    /// does not decode is dropped, and the file rewritten at the end.
+    fn load_log_cache(&mut self, i: usize) {
+        let Some(c) = self.cache.as_mut() else {
+            return;
+        };
+        if !c.loaded {
+            c.loaded = true;
+            c.stored = cache::load(&c.file, self.repo.object_hash(), &self.path);
+            // A missing or unusable file is replaced by what this run learns.
+            self.learned |= c.stored.is_none();
+        }
+        if c.merged[i] {
+            return;
+        }
+        c.merged[i] = true;
+        let Some(stored) = &c.stored else {
+            return;
+        };
+        let known = &mut self.known;
+        let merged = match i {
+            0 => stored.trees().map(|t| known.trees.extend(t)),
+            1 => stored.pairs().map(|p| known.pairs.extend(p)),
+            2 => stored.commits().map(|m| known.commits.extend(m)),
+            _ => stored.walks().map(|mut w| {
+                w.retain(|(tip, _)| known.walks.iter().all(|(t, _)| t != tip));
+                known.walks.append(&mut w);
+                known.walks.truncate(cache::WALKS);
+            }),
+        };
+        self.learned |= merged.is_none();
+    }
+
+    /// The whole log walk from `tip` as remembered, if it is.
+    fn remembered_walk(&mut self, tip: ObjectId) -> Option<Vec<WalkStep>> {
+        // A shallow boundary can move (`git fetch --deepen`): walks are
+        // remembered only where history is whole.
+        if !self.shallow.is_empty() {
+            return None;
+        }
+        self.load_log_cache(3);
+        let walks = &self.known.walks;
+        walks
+            .iter()
+            .find(|(t, _)| *t == tip)
+            .map(|(_, steps)| steps.clone())
+    }
+
+    /// Remembers the whole log walk from `tip` (the latest first, a few).
+    fn remember_walk(&mut self, tip: ObjectId, steps: Vec<WalkStep>) {
+        if !self.shallow.is_empty() || self.cache.is_none() {
+            return;
+        }
+        self.load_log_cache(3);
+        let walks = &mut self.known.walks;
+        if walks.first().is_some_and(|(t, _)| *t == tip) {
+            return;
+        }
+        walks.retain(|(t, _)| *t != tip);
+        walks.insert(0, (tip, steps));
+        walks.truncate(cache::WALKS);
+        self.learned = true;
+    }
+
+    /// Writes what this run learned to the log cache, when it learned
+    /// anything and [`History::use_log_cache`] was called. The caller may
+    /// ignore a failure: the cache only saves time.
+    pub fn save_log_cache(&mut self) -> std::io::Result<()> {
+        if !self.learned {
+            return Ok(());
+        }
+        for i in 0..4 {
+            self.load_log_cache(i);
+        }
+        match &self.cache {
+            Some(c) => cache::store(&c.file, self.repo.object_hash(), &self.path, &self.known),
+            None => Ok(()),
+        }
     }
 
     /// The lock's path inside the tree.
@@ -290,29 +410,28 @@ impl History {
 
     /// Parents, time and tree of `commit`, from the commit-graph when it
     /// has the commit, else from the commit itself.
-    pub fn node(&mut self, commit: ObjectId) -> Result<Node> {
-        if let Some(n) = self.nodes.get(&commit) {
-            return Ok(n.clone());
-        }
-        let node = match self.node_from_graph(commit) {
-            Some(n) => n,
-            None => {
-                let c = self
-                    .repo
-                    .find_commit(commit)
-                    .with_context(|| format!("cannot read commit {commit}"))?;
-                let d = c
-                    .decode()
-                    .with_context(|| format!("cannot decode commit {commit}"))?;
-                Node {
-                    time: d.time().map(|t| t.seconds).unwrap_or_default(),
-                    parents: d.parents().collect(),
-                    tree: d.tree(),
+    pub fn node(&mut self, commit: ObjectId) -> Result<&Node> {
+        if !self.nodes.contains_key(&commit) {
+            let node = match self.node_from_graph(commit) {
+                Some(n) => n,
+                None => {
+                    let c = self
+                        .repo
+                        .find_commit(commit)
+                        .with_context(|| format!("cannot read commit {commit}"))?;
+                    let d = c
+                        .decode()
+                        .with_context(|| format!("cannot decode commit {commit}"))?;
+                    Node {
+                        time: d.time().map(|t| t.seconds).unwrap_or_default(),
+                        parents: d.parents().collect(),
+                        tree: d.tree(),
+                    }
                 }
-            }
-        };
-        self.nodes.insert(commit, node.clone());
-        Ok(node)
+            };
+            self.nodes.insert(commit, node);
+        }
+        Ok(&self.nodes[&commit])
     }
 
     fn node_from_graph(&self, commit: ObjectId) -> Option<Node> {
@@ -334,7 +453,13 @@ impl History {
     /// something other than a file at its path).
     pub fn lock_blob(&mut self, commit: ObjectId) -> Result<Option<ObjectId>> {
         let tree = self.node(commit)?.tree;
-        if let Some(b) = self.trees.get(&tree) {
+        self.blob_in_tree(tree, commit)
+    }
+
+    /// The lock's blob id in root tree `tree` (of `commit`, for messages).
+    fn blob_in_tree(&mut self, tree: ObjectId, commit: ObjectId) -> Result<Option<ObjectId>> {
+        self.load_log_cache(0);
+        if let Some(b) = self.known.trees.get(&tree) {
             return Ok(*b);
         }
         let entry = self
@@ -345,7 +470,8 @@ impl History {
                 format!("cannot look up {} in commit {commit}", self.path.display())
             })?;
         let blob = entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id());
-        self.trees.insert(tree, blob);
+        self.known.trees.insert(tree, blob);
+        self.learned = true;
         Ok(blob)
     }
 
@@ -410,6 +536,17 @@ impl History {
         before: Option<ObjectId>,
         after: Option<ObjectId>,
     ) -> Result<Compared> {
+        self.load_log_cache(1);
+        if let Some(known) = self.known.pairs.get(&(before, after)) {
+            return Ok(known.clone());
+        }
+        let compared = self.compare(before, after)?;
+        self.known.pairs.insert((before, after), compared.clone());
+        self.learned = true;
+        Ok(compared)
+    }
+
+    fn compare(&mut self, before: Option<ObjectId>, after: Option<ObjectId>) -> Result<Compared> {
         let old = before.map(|b| self.version(b)).transpose()?;
         let new = after.map(|b| self.version(b)).transpose()?;
         let none = Vec::new();
@@ -491,7 +628,18 @@ impl History {
                 at_parent: true,
                 message: message.clone(),
             },
-            (Ok(o), Ok(n)) => Compared::Changes(diff(o, n)),
+            (Ok(o), Ok(n)) => Compared::Changes(
+                diff(o, n)
+                    .into_iter()
+                    .map(|c| LogChange {
+                        approval: c.new.and_then(|e| e.approval).map(|a| (a.approver, a.note)),
+                        kind: c.kind,
+                        server: c.server,
+                        tool: c.tool,
+                        fields: c.fields,
+                    })
+                    .collect(),
+            ),
         })
     }
 
@@ -579,7 +727,27 @@ impl History {
     }
 
     /// Author, sign-offs, signature and subject of `commit`.
-    pub fn commit_info(&self, commit: ObjectId) -> Result<CommitInfo> {
+    pub fn commit_info(&mut self, commit: ObjectId) -> Result<CommitInfo> {
+        self.load_log_cache(2);
+        if !self.known.commits.contains_key(&commit) {
+            let facts = self.read_commit_facts(commit)?;
+            self.known.commits.insert(commit, facts);
+            self.learned = true;
+        }
+        let facts = &self.known.commits[&commit];
+        Ok(CommitInfo {
+            id: commit,
+            short: commit.attach(&self.short_ids).shorten_or_id().to_string(),
+            time: facts.time,
+            date: rfc3339(facts.time),
+            author: facts.author.clone(),
+            sign_offs: facts.sign_offs.clone(),
+            signed: facts.signed,
+            subject: facts.subject.clone(),
+        })
+    }
+
+    fn read_commit_facts(&self, commit: ObjectId) -> Result<CommitFacts> {
         let c = self
             .repo
             .find_commit(commit)
@@ -587,28 +755,20 @@ impl History {
         let d = c
             .decode()
             .with_context(|| format!("cannot decode commit {commit}"))?;
-        let author = d
-            .author()
-            .map(|a| format!("{} <{}>", a.name.to_str_lossy(), a.email.to_str_lossy()))
-            .unwrap_or_default();
-        let time = d.time().map(|t| t.seconds).unwrap_or_default();
-        let sign_offs = super::sign_offs(&d);
-        let signed = super::is_signed(&d);
-        let subject = d
-            .message
-            .lines()
-            .map(|l| l.to_str_lossy().trim().to_string())
-            .find(|l| !l.is_empty())
-            .unwrap_or_default();
-        Ok(CommitInfo {
-            id: commit,
-            short: commit.attach(&self.repo).shorten_or_id().to_string(),
-            time,
-            date: rfc3339(time),
-            author,
-            sign_offs,
-            signed,
-            subject,
+        Ok(CommitFacts {
+            time: d.time().map(|t| t.seconds).unwrap_or_default(),
+            author: d
+                .author()
+                .map(|a| format!("{} <{}>", a.name.to_str_lossy(), a.email.to_str_lossy()))
+                .unwrap_or_default(),
+            sign_offs: super::sign_offs(&d),
+            signed: super::is_signed(&d),
+            subject: d
+                .message
+                .lines()
+                .map(|l| l.to_str_lossy().trim().to_string())
+                .find(|l| !l.is_empty())
+                .unwrap_or_default(),
         })
     }
 }
@@ -642,62 +802,135 @@ pub enum Step {
     Boundary(ObjectId),
 }
 
+impl From<WalkStep> for Step {
+    fn from(s: WalkStep) -> Step {
+        Step::Changed {
+            commit: s.commit,
+            time: s.time,
+            parent: s.parent,
+            before: s.before,
+            after: s.after,
+        }
+    }
+}
+
 /// The commits that changed the lock, newest first (committer time), with
 /// git log's default history simplification for the lock's path: a merge
 /// whose lock equals one parent's is not listed and only that parent is
 /// followed; a merge whose lock differs from every parent is listed and
 /// all parents are followed.
+///
+/// A whole walk is remembered in the log cache. A later walk that reaches
+/// a remembered starting commit with nothing else queued, having followed
+/// a single line of commits to it (so none it visited can be that
+/// commit's ancestor), takes the rest from the cache: it is exactly what
+/// walking on would find.
 pub struct LogWalk {
-    queue: BinaryHeap<(i64, ObjectId)>,
-    queued: HashSet<ObjectId>,
+    tip: ObjectId,
+    /// Commits to visit, newest first, each with its lock blob.
+    queue: BinaryHeap<(i64, ObjectId, Option<ObjectId>)>,
+    queued: IdMap<()>,
+    /// True while the queue never held more than one commit.
+    single_line: bool,
+    /// The rest of the walk, from the cache.
+    replay: Option<std::vec::IntoIter<WalkStep>>,
+    /// Every step so far, to remember once the walk ends.
+    steps: Vec<WalkStep>,
 }
 
 impl LogWalk {
     /// Starts at `tip`.
     pub fn new(history: &mut History, tip: ObjectId) -> Result<LogWalk> {
         let mut walk = LogWalk {
+            tip,
             queue: BinaryHeap::new(),
-            queued: HashSet::new(),
+            queued: IdMap::default(),
+            single_line: true,
+            replay: None,
+            steps: Vec::new(),
         };
-        walk.push(history, tip)?;
+        match history.remembered_walk(tip) {
+            Some(steps) => walk.replay = Some(steps.into_iter()),
+            None => {
+                let time = history.node(tip)?.time;
+                let blob = history.lock_blob(tip)?;
+                walk.push(tip, time, blob);
+            }
+        }
         Ok(walk)
     }
 
-    fn push(&mut self, history: &mut History, commit: ObjectId) -> Result<()> {
-        if self.queued.insert(commit) {
-            let time = history.node(commit)?.time;
-            self.queue.push((time, commit));
+    fn push(&mut self, commit: ObjectId, time: i64, blob: Option<ObjectId>) {
+        if self.queued.insert(commit, ()).is_none() {
+            self.queue.push((time, commit, blob));
         }
-        Ok(())
     }
 
     /// The next commit that changed the lock, or the shallow boundary.
     pub fn next(&mut self, history: &mut History) -> Result<Option<Step>> {
-        while let Some((time, commit)) = self.queue.pop() {
+        let step = match self.replay.as_mut() {
+            Some(rest) => rest.next().map(Step::from),
+            None => self.walk(history)?,
+        };
+        match step {
+            Some(Step::Changed {
+                commit,
+                time,
+                parent,
+                before,
+                after,
+            }) => self.steps.push(WalkStep {
+                commit,
+                time,
+                parent,
+                before,
+                after,
+            }),
+            // Only in a shallow repository, where no walk is remembered.
+            Some(Step::Boundary(_)) => {}
+            None => history.remember_walk(self.tip, std::mem::take(&mut self.steps)),
+        }
+        Ok(step)
+    }
+
+    fn walk(&mut self, history: &mut History) -> Result<Option<Step>> {
+        while let Some((time, commit, blob)) = self.queue.pop() {
+            if self.single_line && self.queue.is_empty() {
+                if let Some(steps) = history.remembered_walk(commit) {
+                    let mut rest = steps.into_iter();
+                    let first = rest.next().map(Step::from);
+                    self.replay = Some(rest);
+                    return Ok(first);
+                }
+            }
             if history.is_boundary(commit) {
                 return Ok(Some(Step::Boundary(commit)));
             }
-            let node = history.node(commit)?;
-            let blob = history.lock_blob(commit)?;
-            let mut parent_blobs = Vec::with_capacity(node.parents.len());
-            for p in &node.parents {
-                parent_blobs.push(history.lock_blob(*p)?);
+            let parents = history.node(commit)?.parents.clone();
+            // Each parent's time and lock blob, looked up once here and
+            // carried in the queue.
+            let mut seen = Vec::with_capacity(parents.len());
+            for &p in &parents {
+                let node = history.node(p)?;
+                let (time, tree) = (node.time, node.tree);
+                seen.push((time, history.blob_in_tree(tree, p)?));
             }
-            if let Some(i) = parent_blobs.iter().position(|b| *b == blob) {
-                self.push(history, node.parents[i])?;
-                continue;
+            if let Some(i) = seen.iter().position(|(_, b)| *b == blob) {
+                self.push(parents[i], seen[i].0, seen[i].1);
+            } else {
+                for (&p, &(time, blob)) in parents.iter().zip(&seen) {
+                    self.push(p, time, blob);
+                }
             }
-            for p in &node.parents {
-                self.push(history, *p)?;
-            }
-            if node.parents.is_empty() && blob.is_none() {
+            self.single_line &= self.queue.len() <= 1;
+            if seen.iter().any(|(_, b)| *b == blob) || (parents.is_empty() && blob.is_none()) {
                 continue;
             }
             return Ok(Some(Step::Changed {
                 commit,
                 time,
-                parent: node.parents.first().copied(),
-                before: parent_blobs.first().copied().flatten(),
+                parent: parents.first().copied(),
+                before: seen.first().and_then(|(_, b)| *b),
                 after: blob,
             }));
         }
@@ -811,7 +1044,7 @@ pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<
             }
             continue;
         }
-        let node = history.node(commit)?;
+        let node = history.node(commit)?.clone();
         let blob = history.lock_blob(commit)?;
         let mut parent_blobs = Vec::with_capacity(node.parents.len());
         for p in &node.parents {

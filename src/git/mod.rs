@@ -6,6 +6,7 @@
 //! `GIT_CONFIG_PARAMETERS`, which is how `git -c key=value kams ...` hands
 //! its overrides to a subcommand; those are applied here on top.
 
+pub mod cache;
 pub mod commit;
 pub mod config;
 pub mod history;

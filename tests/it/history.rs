@@ -10,7 +10,7 @@ use std::process::Command;
 use crate::common::{copy, git, json, kams, real, repo};
 
 /// Runs git as `who` (author, committer and so sign-off) at `date`.
-fn git_as(dir: &Path, who: &str, date: &str, args: &[&str]) -> String {
+pub(crate) fn git_as(dir: &Path, who: &str, date: &str, args: &[&str]) -> String {
     let email = format!("{}@example.com", who.to_lowercase());
     let out = Command::new("git")
         .env_clear()
@@ -47,7 +47,7 @@ fn short(dir: &Path, id: &str) -> String {
 }
 
 /// Writes the lock with `git kams pin --no-commit` as `who`.
-fn pin(dir: &Path, who: &str, note: &str, keys: &[&str]) {
+pub(crate) fn pin(dir: &Path, who: &str, note: &str, keys: &[&str]) {
     let approver = format!("{who} <{}@example.com>", who.to_lowercase());
     kams(dir)
         .args(["pin", "--no-commit", "-m", note, "--approver", &approver])
@@ -57,7 +57,7 @@ fn pin(dir: &Path, who: &str, note: &str, keys: &[&str]) {
 }
 
 /// Commits everything as `who` at `date`, signed off; returns the id.
-fn commit(dir: &Path, who: &str, date: &str, message: &str) -> String {
+pub(crate) fn commit(dir: &Path, who: &str, date: &str, message: &str) -> String {
     git_as(dir, who, date, &["add", "-A"]);
     git_as(dir, who, date, &["commit", "-q", "-s", "-m", message]);
     head(dir)
@@ -85,7 +85,7 @@ fn add_signature_header(dir: &Path) -> String {
 }
 
 /// The commits of the story, by role.
-struct Story {
+pub(crate) struct Story {
     dir: tempfile::TempDir,
     /// Initial commit, no lock.
     c0: String,
@@ -106,12 +106,12 @@ struct Story {
 }
 
 impl Story {
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 }
 
-fn story() -> Story {
+pub(crate) fn story() -> Story {
     let dir = repo();
     let p = dir.path();
     std::fs::write(p.join("README"), "servers\n").unwrap();

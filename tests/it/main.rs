@@ -18,6 +18,7 @@ mod hooks;
 mod hostile;
 mod imports;
 mod launch;
+mod log_cache;
 mod manners;
 mod manual;
 mod metrics;

@@ -1,0 +1,718 @@
+//! The log cache: what `git kams log` learned about the lock's history,
+//! kept under the repository's common git directory so the next run need
+//! not read 2,000 versions of the lock again (as git's commit-graph keeps
+//! commit metadata so that `git log` need not parse commits).
+//!
+//! It holds only answers that are functions of object ids, so it can never
+//! be out of date, only incomplete: the lock's blob id per root tree id
+//! (for one lock path), the entry changes per pair of lock blob ids, what
+//! log shows of a commit (author, sign-offs, subject) per commit id, and
+//! the whole walk of log from its last few starting commits (the commits
+//! that changed the lock, with their blobs), valid because a commit's
+//! ancestry never changes.
+//! Anything a run cannot decode and check (truncated, corrupt, another
+//! version of git-kams, another hash or lock path) is ignored and written
+//! anew; a run that cannot write it (read-only) carries on without it.
+//! `docs/history.md` describes it.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use sha2::{Digest as _, Sha256};
+
+use crate::lock::diff::ChangeKind;
+
+/// First bytes of the file; the number is the layout's version.
+const MAGIC: &[u8; 12] = b"kams-log\0\0\0\x01";
+
+/// Who wrote it: a release of git-kams may describe changes differently,
+/// so another one's answers are not reused.
+const WRITER: &str = env!("CARGO_PKG_VERSION");
+
+/// A larger file is not read (and so is replaced by one holding only what
+/// the next run learns): it bounds what rewritten histories leave behind.
+const MAX_SIZE: u64 = 256 << 20;
+
+/// Every change kind, to read one back by its name.
+const KINDS: [ChangeKind; 9] = [
+    ChangeKind::Recorded,
+    ChangeKind::Pinned,
+    ChangeKind::Repinned,
+    ChangeKind::Rerecorded,
+    ChangeKind::Reapproved,
+    ChangeKind::Unpinned,
+    ChangeKind::Removed,
+    ChangeKind::LaunchRecorded,
+    ChangeKind::LaunchChanged,
+];
+
+/// One entry change as `log` prints it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogChange {
+    /// What happened.
+    pub kind: ChangeKind,
+    /// Server name.
+    pub server: String,
+    /// Tool name; `None` for the server entry.
+    pub tool: Option<String>,
+    /// The fields whose digest changed, or `launch`.
+    pub fields: Vec<&'static str>,
+    /// Approver and note recorded in the new version of the entry.
+    pub approval: Option<(String, String)>,
+}
+
+impl LogChange {
+    /// `server` or `server/tool`.
+    pub fn subject(&self) -> String {
+        match &self.tool {
+            Some(t) => format!("{}/{t}", self.server),
+            None => self.server.clone(),
+        }
+    }
+}
+
+/// What a commit did to the lock's entries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Compared {
+    /// The entries whose value changed, as [`crate::lock::diff::diff`] says.
+    Changes(Vec<LogChange>),
+    /// A version could not be read: the commit's own (`at_parent` false)
+    /// or its first parent's.
+    Unreadable {
+        /// True when the parent's version is the unreadable one.
+        at_parent: bool,
+        /// Why.
+        message: String,
+    },
+}
+
+/// A pair of lock blobs: a commit's first parent's and its own (`None`:
+/// no lock there).
+pub type Pair = (Option<ObjectId>, Option<ObjectId>);
+
+/// A map keyed by object id (hashed by its first bytes: ids are hashes).
+pub type IdMap<V> = gix::hashtable::HashMap<ObjectId, V>;
+
+/// What log shows of a commit, besides its id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommitFacts {
+    /// Committer time, seconds since the epoch.
+    pub time: i64,
+    /// `Name <email>` of the author.
+    pub author: String,
+    /// Values of the `Signed-off-by:` trailers, in order.
+    pub sign_offs: Vec<String>,
+    /// True when the commit carries a signature header (not verified).
+    pub signed: bool,
+    /// First line of the message.
+    pub subject: String,
+}
+
+/// The cache's contents: the lock's blob per root tree, what changed per
+/// pair of lock blobs, and what log shows per commit.
+#[derive(Debug, Default, PartialEq)]
+pub struct Contents {
+    /// Root tree id to the lock's blob id in it (`None`: no lock file).
+    pub trees: IdMap<Option<ObjectId>>,
+    /// Pair of lock blobs to what changed between them.
+    pub pairs: HashMap<Pair, Compared>,
+    /// Commit id to what log shows of it.
+    pub commits: IdMap<CommitFacts>,
+    /// Whole walks of log, most recent first: the starting commit and
+    /// every step (never a shallow boundary).
+    pub walks: Vec<(ObjectId, Vec<WalkStep>)>,
+}
+
+/// How many whole walks are kept: the branches one switches between.
+pub const WALKS: usize = 4;
+
+/// A commit that changed the lock's blob, as log's walk finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkStep {
+    /// The commit.
+    pub commit: ObjectId,
+    /// Its committer time.
+    pub time: i64,
+    /// Its first parent, if any.
+    pub parent: Option<ObjectId>,
+    /// The lock's blob in the first parent.
+    pub before: Option<ObjectId>,
+    /// The lock's blob in the commit.
+    pub after: Option<ObjectId>,
+}
+
+/// The cache file for the lock at `lock_path` in the repository whose
+/// common git directory is `common_dir` (shared by its worktrees).
+pub fn file(common_dir: &Path, lock_path: &Path) -> PathBuf {
+    let digest = Sha256::digest(lock_path.as_os_str().as_encoded_bytes());
+    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    common_dir.join("kams").join(format!("log-{name}.cache"))
+}
+
+/// A cache file read and checked (checksum, layout version, writer, hash,
+/// lock path); each section is decoded, and its structure checked, when
+/// first asked for: a cached log needs only the walks, not the 10,000
+/// trees.
+pub struct Stored {
+    bytes: Vec<u8>,
+    sections: [std::ops::Range<usize>; 4],
+    id_len: usize,
+}
+
+/// Reads the cache at `file`, written for ids of `hash` and the lock at
+/// `lock_path`. `None` when it is missing or not such a file.
+pub fn load(file: &Path, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stored> {
+    let meta = std::fs::metadata(file).ok()?;
+    if meta.len() > MAX_SIZE {
+        return None;
+    }
+    let bytes = std::fs::read(file).ok()?;
+    open(bytes, hash, lock_path)
+}
+
+fn open(bytes: Vec<u8>, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stored> {
+    let body = bytes.get(..bytes.len().checked_sub(32)?)?;
+    if Sha256::digest(body).as_slice() != &bytes[body.len()..] {
+        return None;
+    }
+    let mut r = In {
+        rest: body.strip_prefix(MAGIC)?,
+        id_len: hash.len_in_bytes(),
+    };
+    if r.bytes()? != WRITER.as_bytes()
+        || usize::from(r.u8()?) != r.id_len
+        || r.bytes()? != lock_path.as_os_str().as_encoded_bytes()
+    {
+        return None;
+    }
+    let mut lengths = [0usize; 4];
+    for l in &mut lengths {
+        *l = r.count()?;
+    }
+    let mut start = body.len() - r.rest.len();
+    let sections = lengths.map(|l| {
+        let range = start..start + l;
+        start += l;
+        range
+    });
+    (start == body.len()).then_some(Stored {
+        id_len: r.id_len,
+        sections,
+        bytes,
+    })
+}
+
+impl Stored {
+    fn section(&self, i: usize) -> In<'_> {
+        In {
+            rest: &self.bytes[self.sections[i].clone()],
+            id_len: self.id_len,
+        }
+    }
+
+    /// Root tree id to the lock's blob id; `None` when malformed.
+    pub fn trees(&self) -> Option<IdMap<Option<ObjectId>>> {
+        let mut r = self.section(0);
+        let n = r.count()?;
+        let mut trees = IdMap::default();
+        trees.reserve(n);
+        for _ in 0..n {
+            let tree = r.id()?;
+            trees.insert(tree, r.opt_id()?);
+        }
+        r.rest.is_empty().then_some(trees)
+    }
+
+    /// Pair of lock blobs to what changed; `None` when malformed.
+    pub fn pairs(&self) -> Option<HashMap<Pair, Compared>> {
+        let mut r = self.section(1);
+        let mut pairs = HashMap::new();
+        for _ in 0..r.count()? {
+            let pair = (r.opt_id()?, r.opt_id()?);
+            let compared = match r.u8()? {
+                0 => {
+                    let n = r.count()?;
+                    let mut changes = Vec::with_capacity(n.min(1024));
+                    for _ in 0..n {
+                        changes.push(r.change()?);
+                    }
+                    Compared::Changes(changes)
+                }
+                tag @ (1 | 2) => Compared::Unreadable {
+                    at_parent: tag == 2,
+                    message: r.str()?.to_string(),
+                },
+                _ => return None,
+            };
+            pairs.insert(pair, compared);
+        }
+        r.rest.is_empty().then_some(pairs)
+    }
+
+    /// Commit id to what log shows of it; `None` when malformed.
+    pub fn commits(&self) -> Option<IdMap<CommitFacts>> {
+        let mut r = self.section(2);
+        let n = r.count()?;
+        let mut commits = IdMap::default();
+        commits.reserve(n);
+        for _ in 0..n {
+            let id = r.id()?;
+            let time = r.i64()?;
+            let author = r.str()?.to_string();
+            let mut sign_offs = Vec::new();
+            for _ in 0..r.count()? {
+                sign_offs.push(r.str()?.to_string());
+            }
+            let signed = r.bool()?;
+            let subject = r.str()?.to_string();
+            commits.insert(
+                id,
+                CommitFacts {
+                    time,
+                    author,
+                    sign_offs,
+                    signed,
+                    subject,
+                },
+            );
+        }
+        r.rest.is_empty().then_some(commits)
+    }
+
+    /// The remembered walks; `None` when malformed.
+    pub fn walks(&self) -> Option<Vec<(ObjectId, Vec<WalkStep>)>> {
+        let mut r = self.section(3);
+        let n = r.count()?;
+        if n > WALKS {
+            return None;
+        }
+        let mut walks = Vec::with_capacity(n);
+        for _ in 0..n {
+            let tip = r.id()?;
+            let count = r.count()?;
+            let mut steps = Vec::with_capacity(count);
+            for _ in 0..count {
+                steps.push(WalkStep {
+                    commit: r.id()?,
+                    time: r.i64()?,
+                    parent: r.opt_id()?,
+                    before: r.opt_id()?,
+                    after: r.opt_id()?,
+                });
+            }
+            walks.push((tip, steps));
+        }
+        r.rest.is_empty().then_some(walks)
+    }
+}
+
+/// Writes `contents` to `file` through a temporary file and a rename, so a
+/// reader sees the old file or the new one, never half of one.
+pub fn store(
+    file: &Path,
+    hash: gix::hash::Kind,
+    lock_path: &Path,
+    contents: &Contents,
+) -> std::io::Result<()> {
+    let bytes = encode(contents, hash, lock_path);
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".log-{}.tmp", std::process::id()));
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(&bytes))
+        .and_then(|()| std::fs::rename(&tmp, file));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// The file's bytes: magic, writer, id length, lock path, the lengths of
+/// the four sections, the sections (trees, pairs, commits, walks), then
+/// the SHA-256 of all that (so truncation and corruption show). Maps are
+/// written sorted, so equal contents make equal files.
+fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u8> {
+    let mut trees = Out(Vec::with_capacity(4 + contents.trees.len() * 48));
+    let mut sorted: Vec<_> = contents.trees.iter().collect();
+    sorted.sort_unstable();
+    trees.u32(sorted.len());
+    for (tree, blob) in sorted {
+        trees.0.extend_from_slice(tree.as_slice());
+        trees.id(*blob);
+    }
+
+    let mut pairs = Out(Vec::with_capacity(4 + contents.pairs.len() * 160));
+    let mut sorted: Vec<_> = contents.pairs.iter().collect();
+    sorted.sort_unstable_by_key(|(k, _)| **k);
+    pairs.u32(sorted.len());
+    for ((before, after), compared) in sorted {
+        pairs.id(*before);
+        pairs.id(*after);
+        match compared {
+            Compared::Changes(changes) => {
+                pairs.0.push(0);
+                pairs.u32(changes.len());
+                for c in changes {
+                    pairs.change(c);
+                }
+            }
+            Compared::Unreadable { at_parent, message } => {
+                pairs.0.push(if *at_parent { 2 } else { 1 });
+                pairs.bytes(message.as_bytes());
+            }
+        }
+    }
+
+    let mut commits = Out(Vec::with_capacity(4 + contents.commits.len() * 160));
+    let mut sorted: Vec<_> = contents.commits.iter().collect();
+    sorted.sort_unstable_by_key(|(k, _)| **k);
+    commits.u32(sorted.len());
+    for (id, c) in sorted {
+        commits.0.extend_from_slice(id.as_slice());
+        commits.0.extend_from_slice(&c.time.to_le_bytes());
+        commits.bytes(c.author.as_bytes());
+        commits.u32(c.sign_offs.len());
+        for s in &c.sign_offs {
+            commits.bytes(s.as_bytes());
+        }
+        commits.0.push(u8::from(c.signed));
+        commits.bytes(c.subject.as_bytes());
+    }
+
+    let mut walks = Out(Vec::new());
+    walks.u32(contents.walks.len());
+    for (tip, steps) in &contents.walks {
+        walks.0.extend_from_slice(tip.as_slice());
+        walks.u32(steps.len());
+        for step in steps {
+            walks.0.extend_from_slice(step.commit.as_slice());
+            walks.0.extend_from_slice(&step.time.to_le_bytes());
+            walks.id(step.parent);
+            walks.id(step.before);
+            walks.id(step.after);
+        }
+    }
+
+    let sections = [trees.0, pairs.0, commits.0, walks.0];
+    let mut out = Out(Vec::with_capacity(
+        256 + sections.iter().map(Vec::len).sum::<usize>(),
+    ));
+    out.0.extend_from_slice(MAGIC);
+    out.bytes(WRITER.as_bytes());
+    out.0.push(hash.len_in_bytes() as u8);
+    out.bytes(lock_path.as_os_str().as_encoded_bytes());
+    for section in &sections {
+        out.u32(section.len());
+    }
+    for section in &sections {
+        out.0.extend_from_slice(section);
+    }
+    let sum = Sha256::digest(&out.0);
+    out.0.extend_from_slice(&sum);
+    out.0
+}
+
+#[cfg(test)]
+fn decode(bytes: &[u8], hash: gix::hash::Kind, lock_path: &Path) -> Option<Contents> {
+    let stored = open(bytes.to_vec(), hash, lock_path)?;
+    Some(Contents {
+        trees: stored.trees()?,
+        pairs: stored.pairs()?,
+        commits: stored.commits()?,
+        walks: stored.walks()?,
+    })
+}
+
+struct Out(Vec<u8>);
+
+impl Out {
+    fn u32(&mut self, n: usize) {
+        let n = u32::try_from(n).expect("cache sections hold fewer than 2^32 items");
+        self.0.extend_from_slice(&n.to_le_bytes());
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.u32(b.len());
+        self.0.extend_from_slice(b);
+    }
+
+    fn opt(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                self.0.push(1);
+                self.bytes(s.as_bytes());
+            }
+            None => self.0.push(0),
+        }
+    }
+
+    fn change(&mut self, c: &LogChange) {
+        self.bytes(c.kind.as_str().as_bytes());
+        self.bytes(c.server.as_bytes());
+        self.opt(c.tool.as_deref());
+        self.u32(c.fields.len());
+        for f in &c.fields {
+            self.bytes(f.as_bytes());
+        }
+        match &c.approval {
+            Some((approver, note)) => {
+                self.0.push(1);
+                self.bytes(approver.as_bytes());
+                self.bytes(note.as_bytes());
+            }
+            None => self.0.push(0),
+        }
+    }
+
+    fn id(&mut self, id: Option<ObjectId>) {
+        match id {
+            Some(id) => {
+                self.0.push(1);
+                self.0.extend_from_slice(id.as_slice());
+            }
+            None => self.0.push(0),
+        }
+    }
+}
+
+/// A reader over the file's body: every getter is `None` past its end.
+struct In<'a> {
+    rest: &'a [u8],
+    id_len: usize,
+}
+
+impl<'a> In<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.rest.len() {
+            return None;
+        }
+        let (head, tail) = self.rest.split_at(n);
+        self.rest = tail;
+        Some(head)
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+
+    fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn bool(&mut self) -> Option<bool> {
+        match self.u8()? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+
+    fn change(&mut self) -> Option<LogChange> {
+        let kind = self.str()?;
+        let kind = *KINDS.iter().find(|k| k.as_str() == kind)?;
+        let server = self.str()?.to_string();
+        let tool = match self.u8()? {
+            0 => None,
+            1 => Some(self.str()?.to_string()),
+            _ => return None,
+        };
+        let mut fields = Vec::new();
+        for _ in 0..self.count()? {
+            let f = self.str()?;
+            fields.push(match f {
+                "launch" => "launch",
+                _ => crate::descriptor::field_name(f)?,
+            });
+        }
+        let approval = match self.u8()? {
+            0 => None,
+            1 => Some((self.str()?.to_string(), self.str()?.to_string())),
+            _ => return None,
+        };
+        Some(LogChange {
+            kind,
+            server,
+            tool,
+            fields,
+            approval,
+        })
+    }
+
+    fn count(&mut self) -> Option<usize> {
+        let n = u32::from_le_bytes(self.take(4)?.try_into().ok()?) as usize;
+        // Each item takes at least a byte: a larger count is a lie.
+        (n <= self.rest.len()).then_some(n)
+    }
+
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.count()?;
+        self.take(n)
+    }
+
+    fn str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.bytes()?).ok()
+    }
+
+    fn id(&mut self) -> Option<ObjectId> {
+        ObjectId::try_from(self.take(self.id_len)?).ok()
+    }
+
+    fn opt_id(&mut self) -> Option<Option<ObjectId>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(self.id()?)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u8) -> ObjectId {
+        ObjectId::from_bytes_or_panic(&[n; 20])
+    }
+
+    fn sample() -> Contents {
+        let mut c = Contents::default();
+        c.trees.insert(id(1), Some(id(2)));
+        c.trees.insert(id(3), None);
+        c.pairs.insert(
+            (None, Some(id(2))),
+            Compared::Changes(vec![
+                LogChange {
+                    kind: ChangeKind::Repinned,
+                    server: "s\u{e9}".into(),
+                    tool: Some("t".into()),
+                    fields: vec!["description", "name"],
+                    approval: Some(("A <a@x>".into(), "ok".into())),
+                },
+                LogChange {
+                    kind: ChangeKind::LaunchChanged,
+                    server: "s".into(),
+                    tool: None,
+                    fields: vec!["launch"],
+                    approval: None,
+                },
+            ]),
+        );
+        c.pairs.insert(
+            (Some(id(2)), Some(id(4))),
+            Compared::Unreadable {
+                at_parent: false,
+                message: "bad".into(),
+            },
+        );
+        c.pairs.insert(
+            (Some(id(4)), None),
+            Compared::Unreadable {
+                at_parent: true,
+                message: "worse".into(),
+            },
+        );
+        c.commits.insert(
+            id(5),
+            CommitFacts {
+                time: -1,
+                author: "A <a@x>".into(),
+                sign_offs: vec!["A <a@x>".into(), "B <b@x>".into()],
+                signed: true,
+                subject: "pin".into(),
+            },
+        );
+        c.walks.push((
+            id(5),
+            vec![
+                WalkStep {
+                    commit: id(5),
+                    time: 7,
+                    parent: Some(id(6)),
+                    before: Some(id(2)),
+                    after: Some(id(4)),
+                },
+                WalkStep {
+                    commit: id(6),
+                    time: 6,
+                    parent: None,
+                    before: None,
+                    after: Some(id(2)),
+                },
+            ],
+        ));
+        c.walks.push((id(7), Vec::new()));
+        c
+    }
+
+    const SHA1: gix::hash::Kind = gix::hash::Kind::Sha1;
+
+    #[test]
+    fn contents_round_trip() {
+        let bytes = encode(&sample(), SHA1, Path::new("kams.lock"));
+        assert_eq!(decode(&bytes, SHA1, Path::new("kams.lock")), Some(sample()));
+        assert_eq!(
+            bytes,
+            encode(
+                &decode(&bytes, SHA1, Path::new("kams.lock")).unwrap(),
+                SHA1,
+                Path::new("kams.lock")
+            )
+        );
+    }
+
+    #[test]
+    fn every_truncation_and_every_flipped_byte_is_refused() {
+        let bytes = encode(&sample(), SHA1, Path::new("kams.lock"));
+        for n in 0..bytes.len() {
+            assert_eq!(decode(&bytes[..n], SHA1, Path::new("kams.lock")), None);
+            let mut bad = bytes.clone();
+            bad[n] ^= 0x20;
+            assert_eq!(decode(&bad, SHA1, Path::new("kams.lock")), None);
+        }
+    }
+
+    /// `bytes` with the first `from` replaced by `to` (same length) and
+    /// the checksum made right again: a well-formed file that says
+    /// something else.
+    fn forged(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+        assert_eq!(from.len(), to.len());
+        let mut body = bytes[..bytes.len() - 32].to_vec();
+        let at = body
+            .windows(from.len())
+            .position(|w| w == from.as_bytes())
+            .expect("present");
+        body[at..at + to.len()].copy_from_slice(to.as_bytes());
+        let sum = Sha256::digest(&body);
+        body.extend_from_slice(&sum);
+        body
+    }
+
+    #[test]
+    fn another_lock_path_or_writer_is_refused() {
+        let bytes = encode(&sample(), SHA1, Path::new("kams.lock"));
+        assert_eq!(decode(&bytes, SHA1, Path::new("other.lock")), None);
+        let writer = "9".repeat(WRITER.len());
+        let other = forged(&bytes, WRITER, &writer);
+        assert_eq!(decode(&other, SHA1, Path::new("kams.lock")), None);
+        // The forgery itself is sound: only the writer differs.
+        let same = forged(&bytes, WRITER, WRITER);
+        assert_eq!(decode(&same, SHA1, Path::new("kams.lock")), Some(sample()));
+    }
+
+    #[test]
+    fn a_well_formed_file_with_unknown_names_is_refused() {
+        let bytes = encode(&sample(), SHA1, Path::new("kams.lock"));
+        for (from, to) in [
+            ("launch changed", "launch chanGed"),
+            ("description", "descriptioN"),
+        ] {
+            assert_eq!(
+                decode(&forged(&bytes, from, to), SHA1, Path::new("kams.lock")),
+                None,
+                "{to}"
+            );
+        }
+    }
+}
