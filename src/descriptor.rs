@@ -75,13 +75,9 @@ impl Lazy {
             .map(|(bytes, span)| &(**bytes).as_ref()[span.clone()])
     }
 
-    /// Gives back the memory of the text around the span (see
-    /// [`crate::input::Input::release`]), once it is read again.
-    pub fn release(&self) {
-        if let Some((bytes, span)) = &self.0 {
-            let a = crate::input::AROUND;
-            bytes.release(span.start / a * a..span.end.div_ceil(a) * a);
-        }
+    /// Where the text starts, and the bytes it is in.
+    pub fn source(&self) -> Option<(&dyn crate::input::Bytes, usize)> {
+        self.0.as_ref().map(|(bytes, span)| (&**bytes, span.start))
     }
 }
 

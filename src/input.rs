@@ -41,10 +41,28 @@ impl Bytes for Input {
     }
 }
 
-/// The system maps a mapped file's neighbouring pages along with the one
-/// touched (Linux's fault-around, 64 KiB): what to release around a span
-/// read again.
-pub const AROUND: usize = 64 << 10;
+/// Gives back a mapped file's pages behind a reader that moves forward
+/// through it (rebuilding drifted entries, in file order), each range
+/// once. Releasing only the text of each entry is not enough: a touched
+/// page brings its neighbours along (fault-around; a file written in
+/// large chunks sits in 2 MiB folios, all mapped at the first touch).
+#[derive(Default)]
+pub struct Behind {
+    upto: usize,
+}
+
+impl Behind {
+    /// Releases `bytes` from where the last release stopped up to `to`,
+    /// in steps of 2 MiB (a system call per tool cost more than it saved).
+    pub fn advance(&mut self, bytes: &dyn Bytes, to: usize) {
+        const STEP: usize = 2 << 20;
+        let to = to / STEP * STEP;
+        if to > self.upto {
+            bytes.release(self.upto..to);
+            self.upto = to;
+        }
+    }
+}
 
 /// An input file's bytes, past a leading byte order mark if
 /// [`Input::strip_bom`] removed one.

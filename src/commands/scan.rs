@@ -104,14 +104,28 @@ pub fn findings(
     detect::escalate_poisoned_drift(&mut all);
     all.retain(|f| selection.matches(&f.server, f.tool.as_deref()));
     Finding::sort(&mut all);
+    // Places are looked up for findings only: keep those of their subjects
+    // (100,000 tools' names and pointers were copied for a few findings).
+    let about: BTreeSet<(&str, Option<&str>)> = all
+        .iter()
+        .map(|f| (f.server.as_str(), f.tool.as_deref()))
+        .collect();
+    let about_server = |s: &str| {
+        about
+            .range((s, None)..)
+            .next()
+            .is_some_and(|(x, _)| *x == s)
+    };
     let sources = Sources {
         servers: inventory
             .servers
             .values()
+            .filter(|s| about_server(&s.name))
             .map(|s| {
                 let tools = s
                     .tools
                     .iter()
+                    .filter(|(n, _)| about.contains(&(s.name.as_str(), Some(n.as_str()))))
                     .map(|(n, t)| (n.clone(), t.pointer.clone()))
                     .collect();
                 (s.name.clone(), (s.source.clone(), s.pointer.clone(), tools))
@@ -135,11 +149,13 @@ pub fn findings(
         locked: lock
             .servers
             .iter()
+            .filter(|(name, _)| about_server(name))
             .flat_map(|(name, s)| {
                 let server = s.server.as_ref().map(|_| (name.clone(), None));
                 let tools = s.tools.keys().map(|t| (name.clone(), Some(t.clone())));
                 server.into_iter().chain(tools)
             })
+            .filter(|(s, t)| about.contains(&(s.as_str(), t.as_deref())))
             .collect(),
     };
     Ok(Scan {

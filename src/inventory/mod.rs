@@ -147,6 +147,8 @@ impl Inventory {
     /// Rebuilds the fields of the given tools, read with
     /// [`ReadOptions::digests_only`], from the bytes they were read from.
     pub fn materialize(&mut self, wanted: &[(String, String)]) {
+        // In file order for one file; see [`crate::input::Behind`].
+        let mut behind = crate::input::Behind::default();
         for (server, tool) in wanted {
             let Some(t) = self
                 .servers
@@ -164,7 +166,9 @@ impl Inventory {
             let (full, _) = build_tool(Path::new(""), v, &t.pointer)
                 .expect("a tool that was built before builds again");
             debug_assert_eq!(full.descriptor.digest, t.descriptor.digest);
-            t.lazy.release();
+            if let Some((bytes, start)) = t.lazy.source() {
+                behind.advance(bytes, start);
+            }
             t.descriptor = full.descriptor;
         }
     }
@@ -292,6 +296,7 @@ pub fn read_files<B: Into<Input>>(
         let bytes = Arc::new(bytes.strip_bom());
         let src = Source {
             keep_only_digests: opts.digests_only.then(|| bytes.clone() as Shared),
+            behind: Default::default(),
         };
         let servers = parse_source(&file, &bytes, opts, &src)?;
         // Tools are read again one server at a time (detectors, drift):
@@ -387,6 +392,7 @@ fn read_shell(
                     if let Some(bytes) = &src.keep_only_digests {
                         tool.descriptor.fields = Object::new();
                         tool.lazy = Lazy(Some((bytes.clone(), start..end)));
+                        src.behind.borrow_mut().advance(&**bytes, start);
                     }
                     list.push((tool, collisions));
                     Ok(())
@@ -437,6 +443,8 @@ struct Source {
     /// When set, tools keep only their digests and a span of these bytes,
     /// from which [`Inventory::materialize`] rebuilds them on demand.
     keep_only_digests: Option<Shared>,
+    /// What of those bytes was given back as the tools were read.
+    behind: std::cell::RefCell<crate::input::Behind>,
 }
 
 /// Parses one inventory file's bytes, detecting its format from content.
@@ -451,6 +459,7 @@ pub fn parse_file(
         opts,
         &Source {
             keep_only_digests: None,
+            behind: Default::default(),
         },
     )
 }
@@ -462,6 +471,9 @@ fn parse_source(
     src: &Source,
 ) -> Result<Vec<Server>, InputError> {
     let json_err = |e: json::ParseError| InputError::new(path, None, format!("invalid JSON: {e}"));
+    // Validated whole (an inventory is small next to its lock, and
+    // reading it twice cost more than holding it); given back behind the
+    // reader as the tools are digested.
     let mut r = json::Reader::new(bytes, json::MAX_DEPTH).map_err(json_err)?;
     if r.at_end() {
         return Err(json_err(r.error("empty input: expected a JSON value")));

@@ -219,6 +219,9 @@ impl Lock {
     /// Rebuilds the descriptors of the given entries (`None` tool: the
     /// server entry) of a lock read with [`Lock::parse_digests_only`].
     pub fn materialize(&mut self, wanted: &[(String, Option<String>)]) -> Result<(), LockError> {
+        // `wanted` is sorted as the lock is written: the text read is
+        // given back behind the reader (see [`crate::input::Behind`]).
+        let mut behind = crate::input::Behind::default();
         for (server, tool) in wanted {
             let Some(s) = self.servers.get_mut(server) else {
                 continue;
@@ -237,7 +240,9 @@ impl Lock {
                 Some(t) => ptr(&format!("{}/tools", ptr("/servers", server)), t),
             };
             let (v, _) = json::parse_nested(text, json::MAX_DEPTH).map_err(LockError::from)?;
-            lazy.release();
+            if let Some((bytes, start)) = lazy.source() {
+                behind.advance(bytes, start);
+            }
             *entry = read_entry(&v, &at, tool.as_deref())?;
         }
         Ok(())
