@@ -23,6 +23,26 @@ use crate::inventory::InputError;
 /// Files from this size on are mapped; smaller ones are read.
 pub const MAP_FROM: u64 = 1 << 20;
 
+/// From this input size on, the process gives up transparent huge pages
+/// (see [`no_huge_pages`]).
+pub const LARGE_RUN: u64 = 4 << 20;
+
+/// No transparent huge pages for the rest of this process. mimalloc asks
+/// for them (`madvise`), and the kernel then zeroes 2 MiB at the first
+/// touch of each: on the 2000x50 scan that was a fifth of the CPU time
+/// (system time 0.7 s against 0.2 s without). A short run gains from them
+/// (the pre-push hook and `status --at` took 4 to 6 ms longer without), so
+/// they are given up only when a large input shows up. Failing to set it
+/// changes nothing else.
+pub fn no_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes integer arguments and touches no
+    // memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
 /// Bytes shared by a reader and the descriptors rebuilt from them later
 /// (see [`crate::descriptor::Lazy`]).
 pub type Shared = Arc<dyn Bytes>;
@@ -95,6 +115,9 @@ impl Input {
         let too_big = || crate::inventory::too_big(path, max_size);
         if meta.len() > max_size {
             return Err(too_big());
+        }
+        if meta.len() >= LARGE_RUN {
+            no_huge_pages();
         }
         if meta.is_file() && meta.len() >= MAP_FROM {
             // SAFETY: the mapping is read-only and private; see the module
