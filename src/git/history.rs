@@ -414,20 +414,11 @@ impl History {
         if !self.nodes.contains_key(&commit) {
             let node = match self.node_from_graph(commit) {
                 Some(n) => n,
-                None => {
-                    let c = self
-                        .repo
-                        .find_commit(commit)
-                        .with_context(|| format!("cannot read commit {commit}"))?;
-                    let d = c
-                        .decode()
-                        .with_context(|| format!("cannot decode commit {commit}"))?;
-                    Node {
-                        time: d.time().map(|t| t.seconds).unwrap_or_default(),
-                        parents: d.parents().collect(),
-                        tree: d.tree(),
-                    }
-                }
+                None => super::with_commit(&self.repo, commit, |d| Node {
+                    time: d.time().map(|t| t.seconds).unwrap_or_default(),
+                    parents: d.parents().collect(),
+                    tree: d.tree(),
+                })?,
             };
             self.nodes.insert(commit, node);
         }
@@ -748,21 +739,14 @@ impl History {
     }
 
     fn read_commit_facts(&self, commit: ObjectId) -> Result<CommitFacts> {
-        let c = self
-            .repo
-            .find_commit(commit)
-            .with_context(|| format!("cannot read commit {commit}"))?;
-        let d = c
-            .decode()
-            .with_context(|| format!("cannot decode commit {commit}"))?;
-        Ok(CommitFacts {
+        super::with_commit(&self.repo, commit, |d| CommitFacts {
             time: d.time().map(|t| t.seconds).unwrap_or_default(),
             author: d
                 .author()
                 .map(|a| format!("{} <{}>", a.name.to_str_lossy(), a.email.to_str_lossy()))
                 .unwrap_or_default(),
-            sign_offs: super::sign_offs(&d),
-            signed: super::is_signed(&d),
+            sign_offs: super::sign_offs(d),
+            signed: super::is_signed(d),
             subject: d
                 .message
                 .lines()

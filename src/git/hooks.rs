@@ -437,15 +437,10 @@ pub struct CommitFacts {
 
 /// Reads the commit `id`.
 pub fn commit_facts(repo: &gix::Repository, id: ObjectId) -> Result<CommitFacts> {
-    let commit = repo
-        .find_commit(id)
-        .with_context(|| format!("cannot read commit {id}"))?;
-    let decoded = commit
-        .decode()
-        .with_context(|| format!("cannot decode commit {id}"))?;
-    let parents: Vec<ObjectId> = decoded.parents().collect();
-    let sign_offs = super::sign_offs(&decoded);
-    let signed = super::is_signed(&decoded);
+    let (parents, sign_offs, signed) = super::with_commit(repo, id, |d| {
+        let parents: Vec<ObjectId> = d.parents().collect();
+        (parents, super::sign_offs(d), super::is_signed(d))
+    })?;
     let shallow = parents.iter().any(|p| !repo.has_object(p));
     Ok(CommitFacts {
         id,

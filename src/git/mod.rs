@@ -247,6 +247,22 @@ pub fn blob_id_at(
 
 /// The values of a commit's `Signed-off-by:` trailers (`Name <email>`),
 /// trimmed; empty ones are no sign-off.
+/// Reads and decodes the commit `id`, and hands it to `f` (the decoded
+/// commit borrows the object's buffer, so it cannot be returned).
+pub fn with_commit<T>(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+    f: impl FnOnce(&gix::objs::CommitRef<'_>) -> T,
+) -> Result<T> {
+    let commit = repo
+        .find_commit(id)
+        .with_context(|| format!("cannot read commit {id}"))?;
+    let decoded = commit
+        .decode()
+        .with_context(|| format!("cannot decode commit {id}"))?;
+    Ok(f(&decoded))
+}
+
 pub fn sign_offs(commit: &gix::objs::CommitRef<'_>) -> Vec<String> {
     use gix::bstr::ByteSlice;
     commit
