@@ -13,7 +13,6 @@
 //! strict readers reject or read as the content they see. git-kams itself
 //! only ever replaces files by renaming, which leaves a mapping intact.
 
-use std::io::Read;
 use std::ops::{Deref, Range};
 use std::path::Path;
 use std::sync::Arc;
@@ -100,22 +99,7 @@ impl Input {
     /// Reads (or maps) the regular file at `path`, refusing it past
     /// `max_size`.
     pub fn read(path: &Path, max_size: u64) -> Result<Input, InputError> {
-        let file = std::fs::File::open(path)
-            .map_err(|e| InputError::new(path, None, format!("cannot open: {e}")))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| InputError::new(path, None, format!("cannot stat: {e}")))?;
-        if meta.is_dir() {
-            return Err(InputError::new(
-                path,
-                None,
-                "is a directory, expected a file",
-            ));
-        }
-        let too_big = || crate::inventory::too_big(path, max_size);
-        if meta.len() > max_size {
-            return Err(too_big());
-        }
+        let (file, meta) = crate::inventory::open_capped(path, max_size)?;
         if meta.len() >= LARGE_RUN {
             no_huge_pages();
         }
@@ -129,14 +113,7 @@ impl Input {
                 });
             }
         }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        file.take(max_size + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| InputError::new(path, None, format!("cannot read: {e}")))?;
-        if bytes.len() as u64 > max_size {
-            return Err(too_big());
-        }
-        Ok(Input::from(bytes))
+        crate::inventory::read_open(file, &meta, path, max_size).map(Input::from)
     }
 
     /// Skips a leading UTF-8 byte order mark (RFC 8259 lets a parser

@@ -197,7 +197,7 @@ impl Default for ReadOptions {
 }
 
 /// The error for an input past the size cap.
-pub(crate) fn too_big(path: &Path, max_size: u64) -> InputError {
+fn too_big(path: &Path, max_size: u64) -> InputError {
     InputError::new(
         path,
         None,
@@ -207,6 +207,16 @@ pub(crate) fn too_big(path: &Path, max_size: u64) -> InputError {
 
 /// Reads a file whole, refusing it past `max_size`.
 pub fn read_capped(path: &Path, max_size: u64) -> Result<Vec<u8>, InputError> {
+    let (file, meta) = open_capped(path, max_size)?;
+    read_open(file, &meta, path, max_size)
+}
+
+/// Opens the file at `path` for reading, refusing a folder and a file past
+/// `max_size` (as it stands now; [`read_open`] checks again as it reads).
+pub(crate) fn open_capped(
+    path: &Path,
+    max_size: u64,
+) -> Result<(std::fs::File, std::fs::Metadata), InputError> {
     let file = std::fs::File::open(path)
         .map_err(|e| InputError::new(path, None, format!("cannot open: {e}")))?;
     let meta = file
@@ -219,16 +229,26 @@ pub fn read_capped(path: &Path, max_size: u64) -> Result<Vec<u8>, InputError> {
             "is a directory, expected a file",
         ));
     }
-    let too_big = || too_big(path, max_size);
     if meta.len() > max_size {
-        return Err(too_big());
+        return Err(too_big(path, max_size));
     }
+    Ok((file, meta))
+}
+
+/// Reads an opened file whole, stopping past `max_size` (a file can grow
+/// after it was looked at, and a pipe has no size).
+pub(crate) fn read_open(
+    file: std::fs::File,
+    meta: &std::fs::Metadata,
+    path: &Path,
+    max_size: u64,
+) -> Result<Vec<u8>, InputError> {
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(max_size + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| InputError::new(path, None, format!("cannot read: {e}")))?;
     if bytes.len() as u64 > max_size {
-        return Err(too_big());
+        return Err(too_big(path, max_size));
     }
     Ok(bytes)
 }
