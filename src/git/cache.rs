@@ -205,106 +205,74 @@ fn open(bytes: Vec<u8>, hash: gix::hash::Kind, lock_path: &Path) -> Option<Store
 }
 
 impl Stored {
-    fn section(&self, i: usize) -> In<'_> {
-        In {
+    /// Decodes section `i` with `read`, which must consume all of it.
+    fn section<T>(&self, i: usize, read: impl FnOnce(&mut In<'_>) -> Option<T>) -> Option<T> {
+        let mut r = In {
             rest: &self.bytes[self.sections[i].clone()],
             id_len: self.id_len,
-        }
+        };
+        let value = read(&mut r)?;
+        r.rest.is_empty().then_some(value)
     }
 
     /// Root tree id to the lock's blob id; `None` when malformed.
     pub fn trees(&self) -> Option<IdMap<Option<ObjectId>>> {
-        let mut r = self.section(0);
-        let n = r.count()?;
-        let mut trees = IdMap::default();
-        trees.reserve(n);
-        for _ in 0..n {
-            let tree = r.id()?;
-            trees.insert(tree, r.opt_id()?);
-        }
-        r.rest.is_empty().then_some(trees)
+        self.section(0, |r| r.id_map(In::opt_id))
     }
 
     /// Pair of lock blobs to what changed; `None` when malformed.
     pub fn pairs(&self) -> Option<HashMap<Pair, Compared>> {
-        let mut r = self.section(1);
-        let mut pairs = HashMap::new();
-        for _ in 0..r.count()? {
-            let pair = (r.opt_id()?, r.opt_id()?);
-            let compared = match r.u8()? {
-                0 => {
-                    let n = r.count()?;
-                    let mut changes = Vec::with_capacity(n.min(1024));
-                    for _ in 0..n {
-                        changes.push(r.change()?);
-                    }
-                    Compared::Changes(changes)
-                }
-                tag @ (1 | 2) => Compared::Unreadable {
-                    at_parent: tag == 2,
-                    message: r.str()?.to_string(),
-                },
-                _ => return None,
-            };
-            pairs.insert(pair, compared);
-        }
-        r.rest.is_empty().then_some(pairs)
+        self.section(1, |r| {
+            let pairs = r.list(|r| {
+                let pair = (r.opt_id()?, r.opt_id()?);
+                let compared = match r.u8()? {
+                    0 => Compared::Changes(r.list(In::change)?),
+                    tag @ (1 | 2) => Compared::Unreadable {
+                        at_parent: tag == 2,
+                        message: r.str()?.to_string(),
+                    },
+                    _ => return None,
+                };
+                Some((pair, compared))
+            })?;
+            Some(pairs.into_iter().collect())
+        })
     }
 
     /// Commit id to what log shows of it; `None` when malformed.
     pub fn commits(&self) -> Option<IdMap<CommitFacts>> {
-        let mut r = self.section(2);
-        let n = r.count()?;
-        let mut commits = IdMap::default();
-        commits.reserve(n);
-        for _ in 0..n {
-            let id = r.id()?;
-            let time = r.i64()?;
-            let author = r.str()?.to_string();
-            let mut sign_offs = Vec::new();
-            for _ in 0..r.count()? {
-                sign_offs.push(r.str()?.to_string());
-            }
-            let signed = r.bool()?;
-            let subject = r.str()?.to_string();
-            commits.insert(
-                id,
-                CommitFacts {
-                    time,
-                    author,
-                    sign_offs,
-                    signed,
-                    subject,
-                },
-            );
-        }
-        r.rest.is_empty().then_some(commits)
+        // Fields are read in the order they are written.
+        self.section(2, |r| {
+            r.id_map(|r| {
+                Some(CommitFacts {
+                    time: r.i64()?,
+                    author: r.str()?.to_string(),
+                    sign_offs: r.list(|r| Some(r.str()?.to_string()))?,
+                    signed: r.bool()?,
+                    subject: r.str()?.to_string(),
+                })
+            })
+        })
     }
 
     /// The remembered walks; `None` when malformed.
     pub fn walks(&self) -> Option<Vec<(ObjectId, Vec<WalkStep>)>> {
-        let mut r = self.section(3);
-        let n = r.count()?;
-        if n > WALKS {
-            return None;
-        }
-        let mut walks = Vec::with_capacity(n);
-        for _ in 0..n {
-            let tip = r.id()?;
-            let count = r.count()?;
-            let mut steps = Vec::with_capacity(count);
-            for _ in 0..count {
-                steps.push(WalkStep {
-                    commit: r.id()?,
-                    time: r.i64()?,
-                    parent: r.opt_id()?,
-                    before: r.opt_id()?,
-                    after: r.opt_id()?,
-                });
-            }
-            walks.push((tip, steps));
-        }
-        r.rest.is_empty().then_some(walks)
+        self.section(3, |r| {
+            let walks = r.list(|r| {
+                let tip = r.id()?;
+                let steps = r.list(|r| {
+                    Some(WalkStep {
+                        commit: r.id()?,
+                        time: r.i64()?,
+                        parent: r.opt_id()?,
+                        before: r.opt_id()?,
+                        after: r.opt_id()?,
+                    })
+                })?;
+                Some((tip, steps))
+            })?;
+            (walks.len() <= WALKS).then_some(walks)
+        })
     }
 }
 
@@ -518,14 +486,10 @@ impl<'a> In<'a> {
             1 => Some(self.str()?.to_string()),
             _ => return None,
         };
-        let mut fields = Vec::new();
-        for _ in 0..self.count()? {
-            let f = self.str()?;
-            fields.push(match f {
-                "launch" => "launch",
-                _ => crate::descriptor::field_name(f)?,
-            });
-        }
+        let fields = self.list(|r| match r.str()? {
+            "launch" => Some("launch"),
+            f => crate::descriptor::field_name(f),
+        })?;
         let approval = match self.u8()? {
             0 => None,
             1 => Some((self.str()?.to_string(), self.str()?.to_string())),
@@ -544,6 +508,28 @@ impl<'a> In<'a> {
         let n = u32::from_le_bytes(self.take(4)?.try_into().ok()?) as usize;
         // Each item takes at least a byte: a larger count is a lie.
         (n <= self.rest.len()).then_some(n)
+    }
+
+    /// A count, then that many items read by `item`.
+    fn list<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        let n = self.count()?;
+        let mut items = Vec::with_capacity(n.min(1024));
+        for _ in 0..n {
+            items.push(item(self)?);
+        }
+        Some(items)
+    }
+
+    /// A count, then that many ids, each followed by its value.
+    fn id_map<T>(&mut self, mut value: impl FnMut(&mut Self) -> Option<T>) -> Option<IdMap<T>> {
+        let n = self.count()?;
+        let mut map = IdMap::default();
+        map.reserve(n);
+        for _ in 0..n {
+            let id = self.id()?;
+            map.insert(id, value(self)?);
+        }
+        Some(map)
     }
 
     fn bytes(&mut self) -> Option<&'a [u8]> {
