@@ -185,45 +185,38 @@ pub fn canon(data: &[u8]) -> bool {
 /// <remote sha>` per line), read as `hook::run` reads it (UTF-8 text).
 /// What it accepts, written back as git writes it, parses the same.
 pub fn prepush(data: &[u8]) -> bool {
-    // `hook::run` reads stdin with `read_to_string`: invalid UTF-8 is an
-    // I/O error before any parsing.
-    let Ok(input) = std::str::from_utf8(data) else {
-        return false;
-    };
-    let Ok(updates) = parse_pre_push(input) else {
-        return false;
-    };
-    assert!(updates.len() <= input.lines().count());
-    let text: String = updates
-        .iter()
-        .map(|u| format!("refs/heads/x {} {} {}\n", u.new, u.name, u.old))
-        .collect();
-    assert_eq!(
-        parse_pre_push(&text).expect("git's own form parses"),
-        updates
-    );
-    true
+    hook_lines(data, parse_pre_push, |u| {
+        format!("refs/heads/x {} {} {}\n", u.new, u.name, u.old)
+    })
 }
 
 /// The pre-receive hook's stdin (`<old> <new> <ref>` per line), read as
 /// `hook::run` reads it. What it accepts, written back as git writes it,
 /// parses the same.
 pub fn prereceive(data: &[u8]) -> bool {
+    hook_lines(data, parse_pre_receive, |u| {
+        format!("{} {} {}\n", u.old, u.new, u.name)
+    })
+}
+
+/// A hook's stdin through `parse`: at most one update per line, and the
+/// updates accepted, written back one `line` each, parse the same.
+fn hook_lines<U: PartialEq + std::fmt::Debug, E: std::fmt::Debug>(
+    data: &[u8],
+    parse: fn(&str) -> Result<Vec<U>, E>,
+    line: fn(&U) -> String,
+) -> bool {
+    // `hook::run` reads stdin with `read_to_string`: invalid UTF-8 is an
+    // I/O error before any parsing.
     let Ok(input) = std::str::from_utf8(data) else {
         return false;
     };
-    let Ok(updates) = parse_pre_receive(input) else {
+    let Ok(updates) = parse(input) else {
         return false;
     };
     assert!(updates.len() <= input.lines().count());
-    let text: String = updates
-        .iter()
-        .map(|u| format!("{} {} {}\n", u.old, u.new, u.name))
-        .collect();
-    assert_eq!(
-        parse_pre_receive(&text).expect("git's own form parses"),
-        updates
-    );
+    let text: String = updates.iter().map(line).collect();
+    assert_eq!(parse(&text).expect("git's own form parses"), updates);
     true
 }
 
