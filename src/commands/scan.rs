@@ -214,24 +214,20 @@ pub fn places(env: &Env, findings: &[Finding], sources: &Sources) -> Vec<Place> 
         .inventory_spec(true)
         .map_or(crate::inventory::DEFAULT_MAX_INPUT, |(_, o)| o.max_size);
     // Two passes: the first only asks which (file, pointer) each finding
-    // would look up, so that each file is read and walked once for all of
-    // them; the second builds the places from the answers.
+    // could look up (answering "not found", every fallback is asked too),
+    // so that each file is read and walked once for all of them; the
+    // second builds the places from the answers.
     let mut asked: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
     let mut ask = |path: &Path, pointer: &str| -> Option<Spot> {
         asked
             .entry(path.to_path_buf())
             .or_default()
             .push(pointer.to_string());
-        Some(Spot {
-            path: PathBuf::new(),
-            line: 0,
-            column: 0,
-        })
+        None
     };
     for f in findings {
         place(f, sources, &mut ask);
     }
-    let mut files: BTreeMap<PathBuf, Option<Input>> = BTreeMap::new();
     let mut known: BTreeMap<(PathBuf, String), Option<Spot>> = BTreeMap::new();
     // Mapped, as the scan read them (a lock is 125 MiB at 2000x50); VS
     // Code's JSONC configs are blanked into JSON first.
@@ -261,19 +257,10 @@ pub fn places(env: &Env, findings: &[Finding], sources: &Sources) -> Vec<Place> 
         }
     }
     let mut spot = |path: &Path, pointer: &str| -> Option<Spot> {
-        if let Some(s) = known.get(&(path.to_path_buf(), pointer.to_string())) {
-            return s.clone();
-        }
-        // Not asked in the first pass (a fallback): look it up alone.
-        let bytes = files
-            .entry(path.to_path_buf())
-            .or_insert_with(|| read(path));
-        let at = crate::json::locate(bytes.as_deref()?, pointer)?;
-        Some(Spot {
-            path: shown_from_top(env, path),
-            line: at.line,
-            column: at.column,
-        })
+        known
+            .get(&(path.to_path_buf(), pointer.to_string()))
+            .cloned()
+            .flatten()
     };
     findings
         .iter()
