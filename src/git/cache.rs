@@ -16,12 +16,12 @@
 //! `docs/history.md` describes it.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use sha2::{Digest as _, Sha256};
 
+use super::cachefile::{self, In, Out};
 use crate::lock::diff::ChangeKind;
 
 /// First bytes of the file; the number is the layout's version.
@@ -164,19 +164,11 @@ pub struct Stored {
 /// Reads the cache at `file`, written for ids of `hash` and the lock at
 /// `lock_path`. `None` when it is missing or not such a file.
 pub fn load(file: &Path, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stored> {
-    let meta = std::fs::metadata(file).ok()?;
-    if meta.len() > MAX_SIZE {
-        return None;
-    }
-    let bytes = std::fs::read(file).ok()?;
-    open(bytes, hash, lock_path)
+    open(cachefile::read(file, MAX_SIZE)?, hash, lock_path)
 }
 
 fn open(bytes: Vec<u8>, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stored> {
-    let body = bytes.get(..bytes.len().checked_sub(32)?)?;
-    if Sha256::digest(body).as_slice() != &bytes[body.len()..] {
-        return None;
-    }
+    let body = cachefile::unseal(&bytes)?;
     let mut r = In {
         rest: body.strip_prefix(MAGIC)?,
         id_len: hash.len_in_bytes(),
@@ -226,7 +218,7 @@ impl Stored {
             let pairs = r.list(|r| {
                 let pair = (r.opt_id()?, r.opt_id()?);
                 let compared = match r.u8()? {
-                    0 => Compared::Changes(r.list(In::change)?),
+                    0 => Compared::Changes(r.list(take_change)?),
                     tag @ (1 | 2) => Compared::Unreadable {
                         at_parent: tag == 2,
                         message: r.str()?.to_string(),
@@ -284,17 +276,7 @@ pub fn store(
     lock_path: &Path,
     contents: &Contents,
 ) -> std::io::Result<()> {
-    let bytes = encode(contents, hash, lock_path);
-    let dir = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".log-{}.tmp", std::process::id()));
-    let written = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(&bytes))
-        .and_then(|()| std::fs::rename(&tmp, file));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    cachefile::write(file, "log", &encode(contents, hash, lock_path))
 }
 
 /// The file's bytes: magic, writer, id length, lock path, the lengths of
@@ -323,7 +305,7 @@ fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u
                 pairs.0.push(0);
                 pairs.u32(changes.len());
                 for c in changes {
-                    pairs.change(c);
+                    put_change(&mut pairs, c);
                 }
             }
             Compared::Unreadable { at_parent, message } => {
@@ -377,9 +359,7 @@ fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u
     for section in &sections {
         out.0.extend_from_slice(section);
     }
-    let sum = Sha256::digest(&out.0);
-    out.0.extend_from_slice(&sum);
-    out.0
+    cachefile::seal(out.0)
 }
 
 #[cfg(test)]
@@ -393,165 +373,47 @@ fn decode(bytes: &[u8], hash: gix::hash::Kind, lock_path: &Path) -> Option<Conte
     })
 }
 
-struct Out(Vec<u8>);
-
-impl Out {
-    fn u32(&mut self, n: usize) {
-        let n = u32::try_from(n).expect("cache sections hold fewer than 2^32 items");
-        self.0.extend_from_slice(&n.to_le_bytes());
+/// One entry change, as [`take_change`] reads it back.
+fn put_change(out: &mut Out, c: &LogChange) {
+    out.bytes(c.kind.as_str().as_bytes());
+    out.bytes(c.server.as_bytes());
+    out.opt(c.tool.as_deref());
+    out.u32(c.fields.len());
+    for f in &c.fields {
+        out.bytes(f.as_bytes());
     }
-
-    fn bytes(&mut self, b: &[u8]) {
-        self.u32(b.len());
-        self.0.extend_from_slice(b);
-    }
-
-    fn opt(&mut self, s: Option<&str>) {
-        match s {
-            Some(s) => {
-                self.0.push(1);
-                self.bytes(s.as_bytes());
-            }
-            None => self.0.push(0),
+    match &c.approval {
+        Some((approver, note)) => {
+            out.0.push(1);
+            out.bytes(approver.as_bytes());
+            out.bytes(note.as_bytes());
         }
-    }
-
-    fn change(&mut self, c: &LogChange) {
-        self.bytes(c.kind.as_str().as_bytes());
-        self.bytes(c.server.as_bytes());
-        self.opt(c.tool.as_deref());
-        self.u32(c.fields.len());
-        for f in &c.fields {
-            self.bytes(f.as_bytes());
-        }
-        match &c.approval {
-            Some((approver, note)) => {
-                self.0.push(1);
-                self.bytes(approver.as_bytes());
-                self.bytes(note.as_bytes());
-            }
-            None => self.0.push(0),
-        }
-    }
-
-    fn id(&mut self, id: Option<ObjectId>) {
-        match id {
-            Some(id) => {
-                self.0.push(1);
-                self.0.extend_from_slice(id.as_slice());
-            }
-            None => self.0.push(0),
-        }
+        None => out.0.push(0),
     }
 }
 
-/// A reader over the file's body: every getter is `None` past its end.
-struct In<'a> {
-    rest: &'a [u8],
-    id_len: usize,
-}
-
-impl<'a> In<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.rest.len() {
-            return None;
-        }
-        let (head, tail) = self.rest.split_at(n);
-        self.rest = tail;
-        Some(head)
-    }
-
-    fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-
-    fn i64(&mut self) -> Option<i64> {
-        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-
-    fn bool(&mut self) -> Option<bool> {
-        match self.u8()? {
-            0 => Some(false),
-            1 => Some(true),
-            _ => None,
-        }
-    }
-
-    fn change(&mut self) -> Option<LogChange> {
-        let kind = self.str()?;
-        let kind = *KINDS.iter().find(|k| k.as_str() == kind)?;
-        let server = self.str()?.to_string();
-        let tool = match self.u8()? {
-            0 => None,
-            1 => Some(self.str()?.to_string()),
-            _ => return None,
-        };
-        let fields = self.list(|r| match r.str()? {
-            "launch" => Some("launch"),
-            f => crate::descriptor::field_name(f),
-        })?;
-        let approval = match self.u8()? {
-            0 => None,
-            1 => Some((self.str()?.to_string(), self.str()?.to_string())),
-            _ => return None,
-        };
-        Some(LogChange {
-            kind,
-            server,
-            tool,
-            fields,
-            approval,
-        })
-    }
-
-    fn count(&mut self) -> Option<usize> {
-        let n = u32::from_le_bytes(self.take(4)?.try_into().ok()?) as usize;
-        // Each item takes at least a byte: a larger count is a lie.
-        (n <= self.rest.len()).then_some(n)
-    }
-
-    /// A count, then that many items read by `item`.
-    fn list<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
-        let n = self.count()?;
-        let mut items = Vec::with_capacity(n.min(1024));
-        for _ in 0..n {
-            items.push(item(self)?);
-        }
-        Some(items)
-    }
-
-    /// A count, then that many ids, each followed by its value.
-    fn id_map<T>(&mut self, mut value: impl FnMut(&mut Self) -> Option<T>) -> Option<IdMap<T>> {
-        let n = self.count()?;
-        let mut map = IdMap::default();
-        map.reserve(n);
-        for _ in 0..n {
-            let id = self.id()?;
-            map.insert(id, value(self)?);
-        }
-        Some(map)
-    }
-
-    fn bytes(&mut self) -> Option<&'a [u8]> {
-        let n = self.count()?;
-        self.take(n)
-    }
-
-    fn str(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.bytes()?).ok()
-    }
-
-    fn id(&mut self) -> Option<ObjectId> {
-        ObjectId::try_from(self.take(self.id_len)?).ok()
-    }
-
-    fn opt_id(&mut self) -> Option<Option<ObjectId>> {
-        match self.u8()? {
-            0 => Some(None),
-            1 => Some(Some(self.id()?)),
-            _ => None,
-        }
-    }
+/// One entry change; `None` for an unknown kind or field name.
+fn take_change(r: &mut In<'_>) -> Option<LogChange> {
+    let kind = r.str()?;
+    let kind = *KINDS.iter().find(|k| k.as_str() == kind)?;
+    let server = r.str()?.to_string();
+    let tool = r.opt()?.map(str::to_string);
+    let fields = r.list(|r| match r.str()? {
+        "launch" => Some("launch"),
+        f => crate::descriptor::field_name(f),
+    })?;
+    let approval = match r.u8()? {
+        0 => None,
+        1 => Some((r.str()?.to_string(), r.str()?.to_string())),
+        _ => return None,
+    };
+    Some(LogChange {
+        kind,
+        server,
+        tool,
+        fields,
+        approval,
+    })
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! its overrides to a subcommand; those are applied here on top.
 
 pub mod cache;
+pub mod cachefile;
 pub mod commit;
 pub mod config;
 pub mod history;

@@ -1,0 +1,229 @@
+//! What git-kams's cache files under `$GIT_COMMON_DIR/kams/` share: a
+//! little-endian binary layout read by a reader that answers `None` past
+//! its end, a SHA-256 seal over the whole file (so truncation and
+//! corruption show), a size cap on reading, and writing by a temporary file
+//! and a rename (so a reader sees the old file or the new one).
+//!
+//! The log cache ([`super::cache`]) and the lock index
+//! ([`crate::lock::index`]) are such files.
+
+use std::io::Write;
+use std::path::Path;
+
+use gix::ObjectId;
+use sha2::{Digest as _, Sha256};
+
+use super::cache::IdMap;
+
+/// `body` followed by its SHA-256.
+pub fn seal(mut body: Vec<u8>) -> Vec<u8> {
+    let sum = Sha256::digest(&body);
+    body.extend_from_slice(&sum);
+    body
+}
+
+/// The body of a sealed file, `None` when the seal does not match.
+pub fn unseal(bytes: &[u8]) -> Option<&[u8]> {
+    let body = bytes.get(..bytes.len().checked_sub(32)?)?;
+    (Sha256::digest(body).as_slice() == &bytes[body.len()..]).then_some(body)
+}
+
+/// The file's bytes, `None` when it is missing, unreadable or larger than
+/// `max`.
+pub fn read(file: &Path, max: u64) -> Option<Vec<u8>> {
+    if std::fs::metadata(file).ok()?.len() > max {
+        return None;
+    }
+    std::fs::read(file).ok()
+}
+
+/// Writes `bytes` to `file` through a temporary file (`.{stem}-{pid}.tmp`
+/// next to it) and a rename, creating the folder.
+pub fn write(file: &Path, stem: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".{stem}-{}.tmp", std::process::id()));
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| std::fs::rename(&tmp, file));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// A writer of the layout.
+pub struct Out(pub Vec<u8>);
+
+impl Out {
+    /// A count or length, as 4 bytes.
+    pub fn u32(&mut self, n: usize) {
+        let n = u32::try_from(n).expect("cache sections hold fewer than 2^32 items");
+        self.0.extend_from_slice(&n.to_le_bytes());
+    }
+    /// An offset, as 8 bytes.
+    pub fn u64(&mut self, n: u64) {
+        self.0.extend_from_slice(&n.to_le_bytes());
+    }
+    /// A length, then the bytes.
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.u32(b.len());
+        self.0.extend_from_slice(b);
+    }
+    /// 0, or 1 and the string.
+    pub fn opt(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                self.0.push(1);
+                self.bytes(s.as_bytes());
+            }
+            None => self.0.push(0),
+        }
+    }
+    /// 0, or 1 and the id's bytes.
+    pub fn id(&mut self, id: Option<ObjectId>) {
+        match id {
+            Some(id) => {
+                self.0.push(1);
+                self.0.extend_from_slice(id.as_slice());
+            }
+            None => self.0.push(0),
+        }
+    }
+}
+
+/// A reader of the layout: every getter is `None` past its end.
+pub struct In<'a> {
+    /// What is left to read.
+    pub rest: &'a [u8],
+    /// The length of an object id in this file.
+    pub id_len: usize,
+}
+
+impl<'a> In<'a> {
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.rest.len() {
+            return None;
+        }
+        let (head, tail) = self.rest.split_at(n);
+        self.rest = tail;
+        Some(head)
+    }
+    /// One byte.
+    pub fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    /// 8 bytes, signed.
+    pub fn i64(&mut self) -> Option<i64> {
+        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    /// 8 bytes, unsigned.
+    pub fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    /// A byte that must be 0 or 1.
+    pub fn bool(&mut self) -> Option<bool> {
+        match self.u8()? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+    /// A count of items that each take at least a byte (a larger count is
+    /// a lie).
+    pub fn count(&mut self) -> Option<usize> {
+        let n = u32::from_le_bytes(self.take(4)?.try_into().ok()?) as usize;
+        (n <= self.rest.len()).then_some(n)
+    }
+    /// A count, then that many items read by `item`.
+    pub fn list<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        let n = self.count()?;
+        let mut items = Vec::with_capacity(n.min(1024));
+        for _ in 0..n {
+            items.push(item(self)?);
+        }
+        Some(items)
+    }
+    /// A count, then that many ids, each followed by its value.
+    pub fn id_map<T>(&mut self, mut value: impl FnMut(&mut Self) -> Option<T>) -> Option<IdMap<T>> {
+        let n = self.count()?;
+        let mut map = IdMap::default();
+        map.reserve(n);
+        for _ in 0..n {
+            let id = self.id()?;
+            map.insert(id, value(self)?);
+        }
+        Some(map)
+    }
+    /// A length, then that many bytes.
+    pub fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.count()?;
+        self.take(n)
+    }
+    /// [`In::bytes`] that are UTF-8.
+    pub fn str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.bytes()?).ok()
+    }
+    /// 0 and `None`, or 1 and a string.
+    pub fn opt(&mut self) -> Option<Option<&'a str>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(self.str()?)),
+            _ => None,
+        }
+    }
+    /// An object id.
+    pub fn id(&mut self) -> Option<ObjectId> {
+        ObjectId::try_from(self.take(self.id_len)?).ok()
+    }
+    /// 0 and `None`, or 1 and an id.
+    pub fn opt_id(&mut self) -> Option<Option<ObjectId>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(self.id()?)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seal_shows_every_flipped_byte_and_truncation() {
+        let sealed = seal(b"some body".to_vec());
+        assert_eq!(unseal(&sealed), Some(&b"some body"[..]));
+        for n in 0..sealed.len() {
+            assert_eq!(unseal(&sealed[..n]), None);
+            let mut bad = sealed.clone();
+            bad[n] ^= 1;
+            assert_eq!(unseal(&bad), None);
+        }
+    }
+
+    #[test]
+    fn the_reader_stops_at_the_end_and_at_lying_counts() {
+        let mut out = Out(Vec::new());
+        out.bytes(b"abc");
+        out.opt(None);
+        out.opt(Some("d"));
+        out.u64(7);
+        let mut r = In {
+            rest: &out.0,
+            id_len: 20,
+        };
+        assert_eq!(r.str(), Some("abc"));
+        assert_eq!(r.opt(), Some(None));
+        assert_eq!(r.opt(), Some(Some("d")));
+        assert_eq!(r.u64(), Some(7));
+        assert_eq!(r.u8(), None);
+        let lying = 1000u32.to_le_bytes();
+        let mut r = In {
+            rest: &lying,
+            id_len: 20,
+        };
+        assert_eq!(r.bytes(), None);
+    }
+}
