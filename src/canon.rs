@@ -274,17 +274,31 @@ impl Digest {
 
     /// The first 12 hex digits, for one-line displays.
     pub fn short(&self) -> String {
-        self.0[..6].iter().map(|b| format!("{b:02x}")).collect()
+        hex(&self.0[..6])
     }
+
+    /// The 64 hex digits.
+    pub fn hex(&self) -> String {
+        hex(&self.0)
+    }
+}
+
+/// Lowercase hex digits of `bytes` (without a formatter per byte: a status
+/// or a lock of 100,000 entries writes millions of them).
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
 }
 
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("sha256:")?;
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        f.write_str(&self.hex())
     }
 }
 

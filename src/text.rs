@@ -57,6 +57,10 @@ fn is_noncharacter(u: u32) -> bool {
 /// Text for a terminal or a log: concealing characters become `\u{XXXX}`,
 /// and a backslash becomes `\\` so that an escape cannot be forged.
 pub fn escape_display(s: &str) -> String {
+    // Printable ASCII other than the backslash shows as it is.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'\\') {
+        return s.to_string();
+    }
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if c == '\\' {

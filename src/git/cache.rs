@@ -147,7 +147,7 @@ pub struct WalkStep {
 /// common git directory is `common_dir` (shared by its worktrees).
 pub fn file(common_dir: &Path, lock_path: &Path) -> PathBuf {
     let digest = Sha256::digest(lock_path.as_os_str().as_encoded_bytes());
-    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let name = crate::canon::hex(&digest[..8]);
     common_dir.join("kams").join(format!("log-{name}.cache"))
 }
 

@@ -259,11 +259,7 @@ fn descriptor(
 
 /// Lowercase hex SHA-256 of `text`.
 fn sha256_hex(text: &str) -> String {
-    use sha2::{Digest as _, Sha256};
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::canon::Digest::of(text.as_bytes()).hex()
 }
 
 /// `json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=...)`.
