@@ -212,11 +212,14 @@ impl Env {
     /// lock reads as empty, a corrupt one is an error), read side by side,
     /// each from the work tree or from the revision `select` names.
     /// `captured`, when given, is the inventory (files in memory, from
-    /// `scan --capture`).
+    /// `scan --capture`). `descriptors`: whether the lock's entries will be
+    /// materialised ([`Lock::materialize`]); without, a committed lock
+    /// indexed before is not read at all.
     pub fn inventory_and_lock(
         &self,
         select: &SelectArgs,
         captured: Option<Vec<(PathBuf, Vec<u8>)>>,
+        descriptors: bool,
         err: &mut dyn Write,
     ) -> Result<(Inventory, Lock)> {
         let (paths, opts) = self.inventory_spec(true)?;
@@ -230,14 +233,15 @@ impl Env {
             Some(_) => None,
             None => Some(self.lock_path()?),
         };
+        let index_dir = self.lock_index_dir()?;
         let (inventory, lock) = std::thread::scope(|s| {
             let reader = s.spawn(|| match inventory_files {
                 Some(files) => inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}")),
                 None => read_inventory(&paths, &opts),
             });
             let lock = match (&lock_file, &select.at) {
-                (Some(path), _) => lock::store::read_digests_only(path),
-                (None, Some(rev)) => self.lock_at(rev).map(Some),
+                (Some(path), _) => lock::store::read_digests_only(path, index_dir.as_deref()),
+                (None, Some(rev)) => self.lock_at(rev, descriptors).map(Some),
                 (None, None) => Ok(None),
             };
             (
@@ -320,27 +324,75 @@ impl Env {
 
     /// The lock as committed at `rev` (digests only), from the object
     /// database; a lock missing there is an error.
-    pub fn lock_at(&self, rev: &str) -> Result<Lock> {
+    pub fn lock_at(&self, rev: &str, descriptors: bool) -> Result<Lock> {
         let commit = self.repo.commit_of(rev)?;
         let rel = self.lock_relative()?;
-        let shown = format!("{}:{}", crate::text::escape_display(rev), rel.display());
-        let (_, bytes) = self.repo.blob_at(commit, &rel)?.ok_or_else(|| {
+        let missing = || {
             anyhow!(
                 "{} does not exist at {} (commit {commit}): nothing was approved there",
                 rel.display(),
                 crate::text::escape_display(rev)
             )
-        })?;
-        Lock::parse_digests_only(std::sync::Arc::new(lock::store::strip_bom(bytes))).map_err(|e| {
+        };
+        // Blob ids name fixed content unless objects are replaced.
+        let index = self.lock_index_dir()?.filter(|_| {
+            self.repo
+                .gix()
+                .is_some_and(|r| !crate::git::replacements_apply(r))
+        });
+        if let (Some(dir), false) = (&index, descriptors) {
+            // Digests only: a lock read before needs no blob at all.
+            let id = self.repo.blob_id(commit, &rel)?.ok_or_else(missing)?;
+            if let Some(lock) = lock::index::load(dir, &lock::index::Key::Blob(id), None) {
+                return Ok(lock);
+            }
+        }
+        let (id, bytes) = self.repo.blob_at(commit, &rel)?.ok_or_else(missing)?;
+        let text = std::sync::Arc::new(lock::store::strip_bom(bytes));
+        let key = lock::index::Key::Blob(id);
+        if let Some(lock) = index
+            .as_deref()
+            .and_then(|dir| lock::index::load(dir, &key, Some(text.clone())))
+        {
+            return Ok(lock);
+        }
+        let lock = Lock::parse_digests_only(text).map_err(|e| {
             anyhow!(
-                "{shown}: the lock committed there is unreadable: {}{}",
+                "{}:{}: the lock committed there is unreadable: {}{}",
+                crate::text::escape_display(rev),
+                rel.display(),
                 crate::text::escape_display(&e.message),
                 e.pointer
                     .filter(|p| !p.is_empty())
                     .map(|p| format!(" (JSON pointer {})", crate::text::escape_display(&p)))
                     .unwrap_or_default()
             )
-        })
+        })?;
+        if let Some(dir) = &index {
+            // The index only saves time: an unwritable repository is no
+            // reason to fail.
+            let _ = lock::index::store(dir, &key, &lock);
+        }
+        Ok(lock)
+    }
+
+    /// Where lock indexes are kept (see [`lock::index`]): the common git
+    /// directory, unless git config `kams.lockCache` is false or there is
+    /// no repository.
+    pub fn lock_index_dir(&self) -> Result<Option<PathBuf>> {
+        let Some(repo) = self.repo.gix() else {
+            return Ok(None);
+        };
+        let on = match self.repo.config("kams.lockCache") {
+            None => true,
+            Some(v) => hook::parse_bool(&v).ok_or_else(|| {
+                anyhow!(
+                    "git config kams.lockCache: `{}` is not a boolean (true or false)",
+                    crate::text::escape_display(&v)
+                )
+            })?,
+        };
+        Ok(on.then(|| repo.common_dir().to_path_buf()))
     }
 
     /// The inventory files committed at `rev`.

@@ -61,7 +61,7 @@ pub fn findings(
     let keys = &select.keys;
     let (mut inventory, mut lock) = {
         let mut step = env.step("reading the inventory and the lock", err);
-        env.inventory_and_lock(select, captured, step.err())?
+        env.inventory_and_lock(select, captured, true, step.err())?
     };
     let selection = Selection::new(keys);
     let pairs = compare::pairs(&inventory, &lock);

@@ -304,8 +304,7 @@ impl History {
     /// replacements (`refs/replace/`): an id then no longer names fixed
     /// content.
     pub fn use_log_cache(&mut self) {
-        let objects = &self.repo.objects;
-        if !objects.ignore_replacements && objects.store_ref().replacements().next().is_some() {
+        if super::replacements_apply(&self.repo) {
             return;
         }
         self.cache = Some(CacheFile {

@@ -116,6 +116,12 @@ impl Repo {
         Ok(Some((id, object.detach().data)))
     }
 
+    /// The id of the blob at `rel` in the tree of `commit`, without reading
+    /// it; `None` when there is no such file.
+    pub fn blob_id(&self, commit: gix::ObjectId, rel: &Path) -> Result<Option<gix::ObjectId>> {
+        blob_id_at(self.require("reading at a revision")?, commit, rel)
+    }
+
     /// The inventory files at `rel` in the tree of `commit` (see
     /// [`inventory_files_at`]); an error when there are none.
     pub fn files_at(&self, commit: gix::ObjectId, rel: &Path) -> Result<Files> {
@@ -228,6 +234,12 @@ pub fn inventory_files_at(
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok((!out.is_empty()).then_some(out))
+}
+
+/// Whether object replacements (`refs/replace/`) apply to `repo`: an id
+/// then no longer names fixed content, and no cache keyed by ids holds.
+pub fn replacements_apply(repo: &gix::Repository) -> bool {
+    !repo.objects.ignore_replacements && repo.objects.store_ref().replacements().next().is_some()
 }
 
 /// The id of the blob at `rel` in `commit`'s tree, without reading it.

@@ -38,7 +38,11 @@ pub fn read(path: &Path) -> Result<Option<Lock>> {
 /// A large lock is mapped, and the pages of the part already verified are
 /// given back as the reader goes: a lock larger than the memory a scan
 /// should take is never held whole.
-pub fn read_digests_only(path: &Path) -> Result<Option<Lock>> {
+///
+/// With `index_dir` (a common git directory), a lock whose text was read
+/// before is taken from its index ([`super::index`]) instead of being
+/// parsed and verified again, and a lock read now is indexed.
+pub fn read_digests_only(path: &Path, index_dir: Option<&Path>) -> Result<Option<Lock>> {
     if !exists(path)? {
         return Ok(None);
     }
@@ -47,9 +51,20 @@ pub fn read_digests_only(path: &Path) -> Result<Option<Lock>> {
         .strip_bom();
     let input = std::sync::Arc::new(input);
     let release = |n: usize| input.release(0..n);
-    Lock::parse_digests_releasing(input.clone(), &release)
-        .map_err(|e| lock_error(path, e))
-        .map(Some)
+    let key = index_dir.map(|_| super::index::Key::of_text_releasing((*input).as_ref(), &release));
+    if let (Some(dir), Some(key)) = (index_dir, &key) {
+        if let Some(lock) = super::index::load(dir, key, Some(input.clone())) {
+            return Ok(Some(lock));
+        }
+    }
+    let lock =
+        Lock::parse_digests_releasing(input.clone(), &release).map_err(|e| lock_error(path, e))?;
+    if let (Some(dir), Some(key)) = (index_dir, &key) {
+        // The index only saves time: an unwritable repository is no
+        // reason to fail.
+        let _ = super::index::store(dir, key, &lock);
+    }
+    Ok(Some(lock))
 }
 
 /// The lock file's bytes without a byte order mark, `None` when there is

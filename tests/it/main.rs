@@ -18,6 +18,7 @@ mod hooks;
 mod hostile;
 mod imports;
 mod launch;
+mod lock_index;
 mod log_cache;
 mod manners;
 mod manual;

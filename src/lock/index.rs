@@ -1,0 +1,377 @@
+//! The lock index: what reading and verifying a lock's text found (every
+//! entry's state, digests, dates and approval, the launches, and where
+//! each entry's text is), kept under the repository's common git directory
+//! so that a lock already read is not parsed and verified again.
+//!
+//! An index is named by the content it describes, so it cannot go out of
+//! date: a committed lock by its blob id (`status --at REV` then reads no
+//! blob at all), a lock file by the SHA-256 of its bytes (which costs a
+//! read at memory speed, against a parse). Only a lock that read and
+//! verified without error is indexed; a corrupt lock is an error on every
+//! run. An index that does not decode and check (seal, layout, writer,
+//! name, structure, spans inside the text) is ignored and written anew.
+//! `git -c kams.lockCache=false` neither reads nor writes one.
+//! `docs/lockfile.md` describes it.
+
+use std::path::{Path, PathBuf};
+
+use crate::canon::{write_value, Digest, Escape};
+use crate::descriptor::{Descriptor, FieldDigests, Lazy};
+use crate::git::cachefile::{self, In, Out};
+use crate::input::Shared;
+use crate::json::Object;
+
+use super::format::{Approval, Entry, Lock, LockServer, State};
+
+/// First bytes of the file; the number is the layout's version.
+const MAGIC: &[u8; 12] = b"kams-lix\0\0\0\x01";
+
+/// Who wrote it: another release may read or verify a lock differently.
+const WRITER: &str = env!("CARGO_PKG_VERSION");
+
+/// A larger index is not read.
+const MAX_SIZE: u64 = 1 << 30;
+
+/// How many indexes are kept: the newest, as a branch switch or a pin
+/// makes a new one.
+const KEEP: usize = 8;
+
+/// What an index describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    /// The lock committed as this blob.
+    Blob(gix::ObjectId),
+    /// The lock text with this SHA-256 (after any byte order mark).
+    Text(Digest),
+}
+
+impl Key {
+    /// The key of a lock file's text.
+    pub fn of_text(text: &[u8]) -> Key {
+        Key::of_text_releasing(text, &|_| ())
+    }
+
+    /// Like [`Key::of_text`], calling `done(n)` after each 8 MiB with the
+    /// length `n` hashed so far (whose memory may be given back).
+    pub fn of_text_releasing(text: &[u8], done: &dyn Fn(usize)) -> Key {
+        use sha2::Digest as _;
+        let mut hasher = sha2::Sha256::new();
+        let mut n = 0;
+        for chunk in text.chunks(8 << 20) {
+            hasher.update(chunk);
+            n += chunk.len();
+            done(n);
+        }
+        Key::Text(Digest(hasher.finalize().into()))
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Key::Blob(id) => format!("blob-{id}"),
+            Key::Text(d) => format!("sha256-{}", d.hex()),
+        }
+    }
+}
+
+/// The index file for `key` under the common git directory `common_dir`.
+pub fn file(common_dir: &Path, key: &Key) -> PathBuf {
+    common_dir
+        .join("kams")
+        .join(format!("lock-{}.idx", key.name()))
+}
+
+/// The lock `key` names, from its index under `common_dir`, with each
+/// entry's descriptor to be rebuilt from `text` (the lock's bytes) on
+/// demand; `None` when there is no usable index. Without `text`, entries
+/// cannot be materialised: for callers that need digests only.
+pub fn load(common_dir: &Path, key: &Key, text: Option<Shared>) -> Option<Lock> {
+    decode(
+        &cachefile::read(&file(common_dir, key), MAX_SIZE)?,
+        key,
+        text,
+    )
+}
+
+/// Writes the index of `lock` (as read, with its spans) for `key`, and
+/// removes all but the [`KEEP`] newest indexes. Nothing is written for a
+/// lock some entry of which has no span.
+pub fn store(common_dir: &Path, key: &Key, lock: &Lock) -> std::io::Result<()> {
+    let Some(bytes) = encode(lock, key) else {
+        return Ok(());
+    };
+    let path = file(common_dir, key);
+    cachefile::write(&path, "lock-index", &bytes)?;
+    prune(path.parent().unwrap_or(Path::new(".")));
+    Ok(())
+}
+
+/// Removes all but the newest [`KEEP`] index files of `dir`.
+fn prune(dir: &Path) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = read
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("lock-") && name.ends_with(".idx")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
+    for (_, old) in found.into_iter().skip(KEEP) {
+        let _ = std::fs::remove_file(old);
+    }
+}
+
+/// The file's bytes: magic, writer, key, then each server (name, launch,
+/// server entry, tools), then the seal. `None` when an entry has no span.
+fn encode(lock: &Lock, key: &Key) -> Option<Vec<u8>> {
+    let mut out = Out(Vec::with_capacity(64 + lock.len() * 320));
+    out.0.extend_from_slice(MAGIC);
+    out.bytes(WRITER.as_bytes());
+    out.bytes(key.name().as_bytes());
+    out.u32(lock.servers.len());
+    for (name, server) in &lock.servers {
+        out.bytes(name.as_bytes());
+        match &server.launch {
+            Some(launch) => {
+                let mut text = Vec::new();
+                write_value(launch, Escape::Visible, &mut text);
+                out.0.push(1);
+                out.bytes(&text);
+            }
+            None => out.0.push(0),
+        }
+        match &server.server {
+            Some(e) => {
+                out.0.push(1);
+                put_entry(&mut out, e)?;
+            }
+            None => out.0.push(0),
+        }
+        out.u32(server.tools.len());
+        for (tool, e) in &server.tools {
+            out.bytes(tool.as_bytes());
+            put_entry(&mut out, e)?;
+        }
+    }
+    Some(cachefile::seal(out.0))
+}
+
+fn put_entry(out: &mut Out, e: &Entry) -> Option<()> {
+    let span = e.lazy.0.as_ref()?.1.clone();
+    out.0.push(match e.state {
+        State::Provisional => 0,
+        State::Pinned => 1,
+    });
+    out.0.extend_from_slice(&e.descriptor.digest.0);
+    out.u32(e.descriptor.field_digests.len());
+    for (field, d) in e.descriptor.field_digests.iter() {
+        out.bytes(field.as_bytes());
+        out.0.extend_from_slice(&d.0);
+    }
+    out.bytes(e.first_seen.as_bytes());
+    match &e.approval {
+        Some(a) => {
+            out.0.push(1);
+            out.bytes(a.approver.as_bytes());
+            out.bytes(a.at.as_bytes());
+            out.bytes(a.note.as_bytes());
+        }
+        None => out.0.push(0),
+    }
+    out.u64(span.start as u64);
+    out.u64(span.end as u64);
+    Some(())
+}
+
+fn decode(bytes: &[u8], key: &Key, text: Option<Shared>) -> Option<Lock> {
+    let mut r = In {
+        rest: cachefile::unseal(bytes)?.strip_prefix(MAGIC)?,
+        id_len: 0,
+    };
+    if r.bytes()? != WRITER.as_bytes() || r.bytes()? != key.name().as_bytes() {
+        return None;
+    }
+    let len = text.as_ref().map(|t| (**t).as_ref().len());
+    let mut lock = Lock::default();
+    for _ in 0..r.count()? {
+        let name = r.str()?.to_string();
+        let mut server = LockServer::default();
+        if r.bool()? {
+            let (launch, _) = crate::json::parse(r.bytes()?).ok()?;
+            launch.as_object()?;
+            server.launch = Some(launch);
+        }
+        if r.bool()? {
+            server.server = Some(take_entry(&mut r, &text, len)?);
+        }
+        for _ in 0..r.count()? {
+            let tool = r.str()?.to_string();
+            let entry = take_entry(&mut r, &text, len)?;
+            if server.tools.insert(tool, entry).is_some() {
+                return None;
+            }
+        }
+        if lock.servers.insert(name, server).is_some() {
+            return None;
+        }
+    }
+    r.rest.is_empty().then_some(lock)
+}
+
+fn take_entry(r: &mut In<'_>, text: &Option<Shared>, len: Option<usize>) -> Option<Entry> {
+    let state = match r.u8()? {
+        0 => State::Provisional,
+        1 => State::Pinned,
+        _ => return None,
+    };
+    let digest = Digest(r.take(32)?.try_into().ok()?);
+    let mut field_digests = FieldDigests::default();
+    for _ in 0..r.count()? {
+        let field = crate::descriptor::field_name(r.str()?)?;
+        field_digests.insert(field, Digest(r.take(32)?.try_into().ok()?));
+    }
+    let first_seen = r.str()?.to_string();
+    let approval = match r.bool()? {
+        true => Some(Approval {
+            approver: r.str()?.to_string(),
+            at: r.str()?.to_string(),
+            note: r.str()?.to_string(),
+        }),
+        false => None,
+    };
+    if approval.is_some() != (state == State::Pinned) {
+        return None;
+    }
+    let start = usize::try_from(r.u64()?).ok()?;
+    let end = usize::try_from(r.u64()?).ok()?;
+    let lazy = match (text, len) {
+        (Some(t), Some(len)) if start <= end && end <= len => Lazy(Some((t.clone(), start..end))),
+        (None, _) => Lazy(None),
+        _ => return None,
+    };
+    Some(Entry {
+        state,
+        descriptor: Descriptor {
+            fields: Object::new(),
+            digest,
+            field_digests,
+        },
+        first_seen,
+        approval,
+        lazy,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn sample() -> (Shared, Lock) {
+        let text = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/kams.lock"))
+            .expect("the sample lock");
+        // With a launch, which the sample has not.
+        let mut full = Lock::parse(&text).expect("the sample lock reads");
+        let (launch, _) =
+            crate::json::parse(br#"{"command":"npx","args":["-y","pkg@1.0.0"],"n":1.5}"#)
+                .expect("parses");
+        full.servers.values_mut().next().expect("a server").launch = Some(launch);
+        let text = Arc::new(full.to_text());
+        let lock = Lock::parse_digests_only(text.clone()).expect("the sample lock reads");
+        (text, lock)
+    }
+
+    fn spans(lock: &Lock) -> Vec<std::ops::Range<usize>> {
+        lock.servers
+            .values()
+            .flat_map(|s| s.server.iter().chain(s.tools.values()))
+            .map(|e| e.lazy.0.as_ref().expect("a span").1.clone())
+            .collect()
+    }
+
+    #[test]
+    fn an_index_reads_back_as_the_lock_it_describes() {
+        let (text, lock) = sample();
+        let key = Key::of_text((*text).as_ref());
+        let bytes = encode(&lock, &key).expect("every entry has a span");
+        let back = decode(&bytes, &key, Some(text.clone())).expect("decodes");
+        assert_eq!(back, lock);
+        assert!(lock.servers.values().any(|s| s.launch.is_some()));
+        assert_eq!(spans(&back), spans(&lock));
+        // Entries rebuild from the text as those of the parsed lock do.
+        let wanted: Vec<(String, Option<String>)> = lock
+            .servers
+            .iter()
+            .flat_map(|(s, ls)| {
+                std::iter::once((s.clone(), None))
+                    .chain(ls.tools.keys().map(move |t| (s.clone(), Some(t.clone()))))
+            })
+            .collect();
+        let (mut a, mut b) = (lock.clone(), back);
+        a.materialize(&wanted).expect("materialises");
+        b.materialize(&wanted).expect("materialises");
+        assert_eq!(a, b);
+        assert_eq!(a, Lock::parse((*text).as_ref()).expect("reads"));
+        assert_eq!(encode(&b, &key), None, "materialised entries have no span");
+    }
+
+    #[test]
+    fn a_damaged_or_foreign_index_is_refused() {
+        let (text, lock) = sample();
+        let key = Key::of_text((*text).as_ref());
+        let bytes = encode(&lock, &key).expect("encodes");
+        for n in (0..bytes.len()).step_by(7) {
+            assert_eq!(decode(&bytes[..n], &key, Some(text.clone())), None);
+            let mut bad = bytes.clone();
+            bad[n] ^= 0x20;
+            assert_eq!(decode(&bad, &key, Some(text.clone())), None);
+        }
+        let other = Key::of_text(b"another lock");
+        assert_eq!(decode(&bytes, &other, Some(text.clone())), None);
+        // Spans past the end of the text given: not this lock's text.
+        let short: Shared = Arc::new((*text).as_ref()[..100].to_vec());
+        assert_eq!(decode(&bytes, &key, Some(short)), None);
+        // Digests only: no text, no spans kept.
+        let bare = decode(&bytes, &key, None).expect("decodes without text");
+        assert_eq!(bare, lock);
+        assert!(spans_absent(&bare));
+    }
+
+    fn spans_absent(lock: &Lock) -> bool {
+        lock.servers
+            .values()
+            .flat_map(|s| s.server.iter().chain(s.tools.values()))
+            .all(|e| e.lazy.0.is_none())
+    }
+
+    #[test]
+    fn only_the_newest_indexes_are_kept() {
+        let dir = std::env::temp_dir().join(format!("kams-index-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (text, lock) = sample();
+        let _ = text;
+        for n in 0..KEEP + 3 {
+            let key = Key::of_text(format!("lock {n}").as_bytes());
+            store(&dir, &key, &lock).expect("written");
+            // Distinct modification times, oldest first.
+            let f = std::fs::File::options()
+                .write(true)
+                .open(file(&dir, &key))
+                .expect("opens");
+            f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1000 + n as u64))
+                .expect("sets the time");
+        }
+        prune(&dir.join("kams"));
+        let left = std::fs::read_dir(dir.join("kams")).expect("lists").count();
+        assert_eq!(left, KEEP);
+        for n in 0..3 {
+            let key = Key::of_text(format!("lock {n}").as_bytes());
+            assert!(!file(&dir, &key).exists(), "the oldest are gone");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,176 @@
+//! The lock index (`$GIT_COMMON_DIR/kams/lock-*.idx`): `status` and `scan`
+//! print the same bytes with it and without it, cold and warm, at a
+//! revision and from the work tree, whatever state the index is in; a
+//! corrupt lock is never indexed, and a lock changed on disk is read anew.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{copy, kams, real, text};
+use crate::history::{commit, pin, story};
+
+/// The ways the lock is read in these tests: digests only (status) and
+/// with descriptors (scan, which shows drifted fields), at revisions and
+/// from the work tree.
+const ASKS: &[&[&str]] = &[
+    &["status", "--at", "HEAD~3"],
+    &["--format", "json", "status", "--at", "HEAD~3"],
+    &["scan", "--at", "HEAD~3"],
+    &["status"],
+    &["--format", "json", "scan"],
+];
+
+/// `git kams ARGS` with the index on (the default) or off: exit code and
+/// stdout; stderr is the same either way.
+fn run(dir: &Path, args: &[&str], index: bool) -> (Option<i32>, String, String) {
+    let mut cmd = kams(dir);
+    if !index {
+        cmd.env("GIT_CONFIG_PARAMETERS", "'kams.lockCache'='false'");
+    }
+    let out = cmd.args(args).output().unwrap();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+/// The index files under `.git/kams`.
+fn indexes(dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir.join(".git/kams")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = read
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "idx"))
+        .collect();
+    found.sort();
+    found
+}
+
+/// A repository whose inventory has drifted from HEAD~3's lock.
+fn drifted() -> crate::history::Story {
+    let s = story();
+    let p = s.path();
+    copy(
+        &real("server-memory@0.6.2.json"),
+        p,
+        ".kams/inventory/server-memory.json",
+    );
+    s
+}
+
+#[test]
+fn status_and_scan_are_the_same_without_the_index_cold_and_warm() {
+    let s = drifted();
+    let p = s.path();
+    let without: Vec<_> = ASKS.iter().map(|a| run(p, a, false)).collect();
+    assert_eq!(
+        indexes(p),
+        Vec::<PathBuf>::new(),
+        "kams.lockCache=false writes nothing"
+    );
+    assert!(
+        without.iter().any(|w| w.1.contains("drifted")),
+        "{without:?}"
+    );
+    for (args, expected) in ASKS.iter().zip(&without) {
+        let _ = std::fs::remove_dir_all(p.join(".git/kams"));
+        assert_eq!(&run(p, args, true), expected, "cold: {args:?}");
+        assert_eq!(indexes(p).len(), 1, "{args:?} writes one index");
+        assert_eq!(&run(p, args, true), expected, "warm: {args:?}");
+    }
+    // Each index serves every ask, in any order.
+    for (args, expected) in ASKS.iter().zip(&without).rev() {
+        assert_eq!(&run(p, args, true), expected, "shared: {args:?}");
+    }
+    let names: Vec<String> = indexes(p)
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "one per lock text: {names:?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("lock-blob-")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.starts_with("lock-sha256-")),
+        "{names:?}"
+    );
+}
+
+/// A way to damage a file's bytes.
+type Damage<'a> = &'a dyn Fn(&mut Vec<u8>);
+
+#[test]
+fn a_damaged_index_is_ignored_and_written_anew() {
+    let s = drifted();
+    let p = s.path();
+    let expected: Vec<_> = ASKS.iter().map(|a| run(p, a, false)).collect();
+    for a in ASKS {
+        run(p, a, true);
+    }
+    let files = indexes(p);
+    let good: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let damages: [Damage; 4] = [
+        &|b| b.truncate(b.len() / 2),
+        &|b| {
+            let n = b.len() / 3;
+            b[n] ^= 1;
+        },
+        &|b| b.clear(),
+        &|b| *b = b"kams-lix\0\0\0\x01 not an index".to_vec(),
+    ];
+    for damage in damages {
+        for (file, bytes) in files.iter().zip(&good) {
+            let mut bad = bytes.clone();
+            damage(&mut bad);
+            std::fs::write(file, bad).unwrap();
+        }
+        for (args, expected) in ASKS.iter().zip(&expected) {
+            assert_eq!(&run(p, args, true), expected, "{args:?}");
+        }
+        for (file, bytes) in files.iter().zip(&good) {
+            assert_eq!(&std::fs::read(file).unwrap(), bytes, "rewritten");
+        }
+    }
+}
+
+#[test]
+fn a_changed_or_corrupt_lock_is_never_served_from_an_index() {
+    let s = drifted();
+    let p = s.path();
+    assert_eq!(run(p, &["status"], true).0, Some(0));
+    assert_eq!(indexes(p).len(), 1);
+    // A digest changed by hand: the text (and so the key) differs, and the
+    // lock no longer verifies.
+    let lock = std::fs::read_to_string(p.join("kams.lock")).unwrap();
+    let at = lock.find("\"digest\": \"sha256:").unwrap() + 18;
+    let mut tampered = lock.clone();
+    let flipped = if &lock[at..at + 1] == "0" { "1" } else { "0" };
+    tampered.replace_range(at..at + 1, flipped);
+    std::fs::write(p.join("kams.lock"), &tampered).unwrap();
+    for _ in 0..2 {
+        let (code, out, err) = run(p, &["status"], true);
+        assert_eq!(code, Some(2), "{out}{err}");
+        assert!(err.contains("kams.lock"), "{err}");
+    }
+    assert_eq!(
+        indexes(p).len(),
+        1,
+        "a lock that does not verify is not indexed"
+    );
+    // Committed, it is as unreadable at its revision, every time.
+    commit(p, "Rita", "2026-02-01T00:00:00Z", "Break the lock");
+    for _ in 0..2 {
+        let (code, _, err) = run(p, &["status", "--at", "HEAD"], true);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains("unreadable"), "{err}");
+    }
+    assert_eq!(indexes(p).len(), 1);
+    // Repaired by a pin: read anew, and indexed.
+    std::fs::write(p.join("kams.lock"), &lock).unwrap();
+    pin(p, "Rita", "all again", &[]);
+    let (code, out, err) = run(p, &["status"], true);
+    assert_eq!(
+        (code, out.contains("drifted")),
+        (Some(0), false),
+        "{out}{err}"
+    );
+    assert_eq!(indexes(p).len(), 2);
+}
