@@ -204,6 +204,11 @@ impl Env {
             server: self.global.server.clone(),
             max_size,
             digests_only,
+            index_dir: if digests_only {
+                self.index_dir()?
+            } else {
+                None
+            },
         };
         Ok((self.inventory_paths(), opts))
     }
@@ -233,7 +238,7 @@ impl Env {
             Some(_) => None,
             None => Some(self.lock_path()?),
         };
-        let index_dir = self.lock_index_dir()?;
+        let index_dir = self.index_dir()?;
         let (inventory, lock) = std::thread::scope(|s| {
             let reader = s.spawn(|| match inventory_files {
                 Some(files) => inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}")),
@@ -335,7 +340,7 @@ impl Env {
             )
         };
         // Blob ids name fixed content unless objects are replaced.
-        let index = self.lock_index_dir()?.filter(|_| {
+        let index = self.index_dir()?.filter(|_| {
             self.repo
                 .gix()
                 .is_some_and(|r| !crate::git::replacements_apply(r))
@@ -376,18 +381,18 @@ impl Env {
         Ok(lock)
     }
 
-    /// Where lock indexes are kept (see [`lock::index`]): the common git
-    /// directory, unless git config `kams.lockCache` is false or there is
-    /// no repository.
-    pub fn lock_index_dir(&self) -> Result<Option<PathBuf>> {
+    /// Where lock and inventory indexes are kept (see [`lock::index`] and
+    /// [`inventory::index`]): the common git directory, unless git config
+    /// `kams.indexCache` is false or there is no repository.
+    pub fn index_dir(&self) -> Result<Option<PathBuf>> {
         let Some(repo) = self.repo.gix() else {
             return Ok(None);
         };
-        let on = match self.repo.config("kams.lockCache") {
+        let on = match self.repo.config("kams.indexCache") {
             None => true,
             Some(v) => hook::parse_bool(&v).ok_or_else(|| {
                 anyhow!(
-                    "git config kams.lockCache: `{}` is not a boolean (true or false)",
+                    "git config kams.indexCache: `{}` is not a boolean (true or false)",
                     crate::text::escape_display(&v)
                 )
             })?,

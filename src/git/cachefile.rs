@@ -14,6 +14,13 @@ use gix::ObjectId;
 use sha2::{Digest as _, Sha256};
 
 use super::cache::IdMap;
+use crate::canon::Digest;
+use crate::descriptor::FieldDigests;
+use crate::json::{Object, Value};
+
+/// Deepest value [`In::value`] reads back: what the JSON reader accepts,
+/// and the lock's own levels.
+const MAX_VALUE_DEPTH: usize = crate::json::MAX_DEPTH + 8;
 
 /// `body` followed by its SHA-256.
 pub fn seal(mut body: Vec<u8>) -> Vec<u8> {
@@ -52,6 +59,27 @@ pub fn write(file: &Path, stem: &str, bytes: &[u8]) -> std::io::Result<()> {
     written
 }
 
+/// Removes all but the newest `keep` files of `dir` whose names start
+/// with `prefix` and end in `.idx`.
+pub fn prune(dir: &Path, prefix: &str, keep: usize) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = read
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(prefix) && name.ends_with(".idx")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
+    for (_, old) in found.into_iter().skip(keep) {
+        let _ = std::fs::remove_file(old);
+    }
+}
+
 /// A writer of the layout.
 pub struct Out(pub Vec<u8>);
 
@@ -78,6 +106,52 @@ impl Out {
                 self.bytes(s.as_bytes());
             }
             None => self.0.push(0),
+        }
+    }
+    /// A JSON value exactly: members in their order, numbers as written.
+    pub fn value(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.0.push(0),
+            Value::Bool(b) => self.0.push(1 + u8::from(*b)),
+            Value::Number(n) => {
+                self.0.push(3);
+                self.bytes(n.lexeme().as_bytes());
+            }
+            Value::String(s) => {
+                self.0.push(4);
+                self.bytes(s.as_bytes());
+            }
+            Value::Array(items) => {
+                self.0.push(5);
+                self.u32(items.len());
+                for item in items {
+                    self.value(item);
+                }
+            }
+            Value::Object(o) => {
+                self.0.push(6);
+                self.object(o);
+            }
+        }
+    }
+    /// An object's members, in their order.
+    pub fn object(&mut self, o: &Object) {
+        self.u32(o.len());
+        for (k, v) in o.iter() {
+            self.bytes(k.as_bytes());
+            self.value(v);
+        }
+    }
+    /// A digest's 32 bytes.
+    pub fn digest(&mut self, d: &Digest) {
+        self.0.extend_from_slice(&d.0);
+    }
+    /// Each field's name and digest.
+    pub fn field_digests(&mut self, f: &FieldDigests) {
+        self.u32(f.len());
+        for (field, d) in f.iter() {
+            self.bytes(field.as_bytes());
+            self.digest(d);
         }
     }
     /// 0, or 1 and the id's bytes.
@@ -173,6 +247,65 @@ impl<'a> In<'a> {
             _ => None,
         }
     }
+    /// A value written by [`Out::value`].
+    pub fn value(&mut self) -> Option<Value> {
+        self.value_at(0)
+    }
+    fn value_at(&mut self, depth: usize) -> Option<Value> {
+        if depth > MAX_VALUE_DEPTH {
+            return None;
+        }
+        Some(match self.u8()? {
+            0 => Value::Null,
+            1 => Value::Bool(false),
+            2 => Value::Bool(true),
+            3 => match crate::json::parse(self.bytes()?).ok()?.0 {
+                v @ Value::Number(_) => v,
+                _ => return None,
+            },
+            4 => Value::String(self.str()?.to_string()),
+            5 => {
+                let n = self.count()?;
+                let mut items = Vec::with_capacity(n.min(1024));
+                for _ in 0..n {
+                    items.push(self.value_at(depth + 1)?);
+                }
+                Value::Array(items)
+            }
+            6 => Value::Object(self.object_at(depth)?),
+            _ => return None,
+        })
+    }
+    /// An object written by [`Out::object`]; `None` for a repeated key.
+    pub fn object(&mut self) -> Option<Object> {
+        self.object_at(0)
+    }
+    fn object_at(&mut self, depth: usize) -> Option<Object> {
+        let mut o = Object::new();
+        for _ in 0..self.count()? {
+            let k = self.str()?.to_string();
+            if o.get(&k).is_some() {
+                return None;
+            }
+            let v = self.value_at(depth + 1)?;
+            o.insert(k, v);
+        }
+        Some(o)
+    }
+    /// A digest's 32 bytes.
+    pub fn digest(&mut self) -> Option<Digest> {
+        Some(Digest(self.take(32)?.try_into().ok()?))
+    }
+    /// Field digests written by [`Out::field_digests`]; `None` for a name
+    /// that is no descriptor field.
+    pub fn field_digests(&mut self) -> Option<FieldDigests> {
+        let mut f = FieldDigests::default();
+        for _ in 0..self.count()? {
+            let field = crate::descriptor::field_name(self.str()?)?;
+            f.insert(field, self.digest()?);
+        }
+        Some(f)
+    }
     /// An object id.
     pub fn id(&mut self) -> Option<ObjectId> {
         ObjectId::try_from(self.take(self.id_len)?).ok()
@@ -201,6 +334,37 @@ mod tests {
             bad[n] ^= 1;
             assert_eq!(unseal(&bad), None);
         }
+    }
+
+    #[test]
+    fn values_read_back_exactly() {
+        let text = br#"{"z":[1.50,-0,1e2,"\u00e9\n",true,false,null],"a":{},"m":{"k":[[]]}}"#;
+        let (v, _) = crate::json::parse(text).expect("parses");
+        let mut out = Out(Vec::new());
+        out.value(&v);
+        let mut r = In {
+            rest: &out.0,
+            id_len: 20,
+        };
+        let back = r.value().expect("reads");
+        assert!(r.rest.is_empty());
+        assert_eq!(back, v);
+        // Same member order and number lexemes: the same bytes again.
+        let mut again = Out(Vec::new());
+        again.value(&back);
+        assert_eq!(again.0, out.0);
+        // Nested past the limit: refused, not a stack overflow.
+        let mut deep = Out(Vec::new());
+        for _ in 0..MAX_VALUE_DEPTH + 2 {
+            deep.0.push(5);
+            deep.u32(1);
+        }
+        deep.0.push(0);
+        let mut r = In {
+            rest: &deep.0,
+            id_len: 20,
+        };
+        assert_eq!(r.value(), None);
     }
 
     #[test]

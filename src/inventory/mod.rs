@@ -6,6 +6,8 @@
 //! findings, never silent choices), and anything malformed is an
 //! [`InputError`] that names the file and the JSON pointer.
 
+pub mod index;
+
 use crate::input::{Input, Shared};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -184,6 +186,9 @@ pub struct ReadOptions {
     /// Keep only the tools' digests (and where to rebuild them from), so
     /// that scanning a large inventory does not hold every tree in memory.
     pub digests_only: bool,
+    /// Where inventory indexes are kept (a common git directory; see
+    /// [`index`]), for reads with `digests_only`.
+    pub index_dir: Option<PathBuf>,
 }
 
 impl Default for ReadOptions {
@@ -192,6 +197,7 @@ impl Default for ReadOptions {
             server: None,
             max_size: DEFAULT_MAX_INPUT,
             digests_only: false,
+            index_dir: None,
         }
     }
 }
@@ -307,13 +313,33 @@ pub fn read_files<B: Into<Input>>(
     files: Vec<(PathBuf, B)>,
     opts: &ReadOptions,
 ) -> Result<Inventory, InputError> {
-    let mut inv = Inventory::default();
+    let mut texts: Vec<(PathBuf, Arc<Input>)> = Vec::with_capacity(files.len());
     for (file, bytes) in files {
         let bytes: Input = bytes.into();
         if bytes.len() as u64 > opts.max_size {
             return Err(too_big(&file, opts.max_size));
         }
-        let bytes = Arc::new(bytes.strip_bom());
+        texts.push((file, Arc::new(bytes.strip_bom())));
+    }
+    // An inventory read before, unchanged, is taken from its index.
+    let index = match (&opts.index_dir, opts.digests_only) {
+        (Some(dir), true) => {
+            let shared: Vec<(PathBuf, Shared)> = texts
+                .iter()
+                .map(|(p, b)| (p.clone(), b.clone() as Shared))
+                .collect();
+            let key = index::key(&shared, opts.server.as_deref(), &|i, n| {
+                texts[i].1.release(0..n)
+            });
+            if let Some(inv) = index::load(dir, &key, &shared) {
+                return Ok(inv);
+            }
+            Some((dir, key, shared))
+        }
+        _ => None,
+    };
+    let mut inv = Inventory::default();
+    for (file, bytes) in texts {
         let src = Source {
             keep_only_digests: opts.digests_only.then(|| bytes.clone() as Shared),
             behind: Default::default(),
@@ -338,6 +364,11 @@ pub fn read_files<B: Into<Input>>(
             }
             inv.servers.insert(server.name.clone(), server);
         }
+    }
+    if let Some((dir, key, shared)) = index {
+        // The index only saves time: an unwritable repository is no
+        // reason to fail.
+        let _ = index::store(dir, &key, &shared, &inv);
     }
     Ok(inv)
 }

@@ -10,13 +10,13 @@
 //! verified without error is indexed; a corrupt lock is an error on every
 //! run. An index that does not decode and check (seal, layout, writer,
 //! name, structure, spans inside the text) is ignored and written anew.
-//! `git -c kams.lockCache=false` neither reads nor writes one.
+//! `git -c kams.indexCache=false` neither reads nor writes one.
 //! `docs/lockfile.md` describes it.
 
 use std::path::{Path, PathBuf};
 
-use crate::canon::{write_value, Digest, Escape};
-use crate::descriptor::{Descriptor, FieldDigests, Lazy};
+use crate::canon::Digest;
+use crate::descriptor::{Descriptor, Lazy};
 use crate::git::cachefile::{self, In, Out};
 use crate::input::Shared;
 use crate::json::Object;
@@ -101,28 +101,8 @@ pub fn store(common_dir: &Path, key: &Key, lock: &Lock) -> std::io::Result<()> {
     };
     let path = file(common_dir, key);
     cachefile::write(&path, "lock-index", &bytes)?;
-    prune(path.parent().unwrap_or(Path::new(".")));
+    cachefile::prune(path.parent().unwrap_or(Path::new(".")), "lock-", KEEP);
     Ok(())
-}
-
-/// Removes all but the newest [`KEEP`] index files of `dir`.
-fn prune(dir: &Path) {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut found: Vec<(std::time::SystemTime, PathBuf)> = read
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("lock-") && name.ends_with(".idx")
-        })
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    found.sort_by_key(|f| std::cmp::Reverse(f.0));
-    for (_, old) in found.into_iter().skip(KEEP) {
-        let _ = std::fs::remove_file(old);
-    }
 }
 
 /// The file's bytes: magic, writer, key, then each server (name, launch,
@@ -137,10 +117,8 @@ fn encode(lock: &Lock, key: &Key) -> Option<Vec<u8>> {
         out.bytes(name.as_bytes());
         match &server.launch {
             Some(launch) => {
-                let mut text = Vec::new();
-                write_value(launch, Escape::Visible, &mut text);
                 out.0.push(1);
-                out.bytes(&text);
+                out.value(launch);
             }
             None => out.0.push(0),
         }
@@ -166,12 +144,8 @@ fn put_entry(out: &mut Out, e: &Entry) -> Option<()> {
         State::Provisional => 0,
         State::Pinned => 1,
     });
-    out.0.extend_from_slice(&e.descriptor.digest.0);
-    out.u32(e.descriptor.field_digests.len());
-    for (field, d) in e.descriptor.field_digests.iter() {
-        out.bytes(field.as_bytes());
-        out.0.extend_from_slice(&d.0);
-    }
+    out.digest(&e.descriptor.digest);
+    out.field_digests(&e.descriptor.field_digests);
     out.bytes(e.first_seen.as_bytes());
     match &e.approval {
         Some(a) => {
@@ -201,7 +175,7 @@ fn decode(bytes: &[u8], key: &Key, text: Option<Shared>) -> Option<Lock> {
         let name = r.str()?.to_string();
         let mut server = LockServer::default();
         if r.bool()? {
-            let (launch, _) = crate::json::parse(r.bytes()?).ok()?;
+            let launch = r.value()?;
             launch.as_object()?;
             server.launch = Some(launch);
         }
@@ -228,12 +202,8 @@ fn take_entry(r: &mut In<'_>, text: &Option<Shared>, len: Option<usize>) -> Opti
         1 => State::Pinned,
         _ => return None,
     };
-    let digest = Digest(r.take(32)?.try_into().ok()?);
-    let mut field_digests = FieldDigests::default();
-    for _ in 0..r.count()? {
-        let field = crate::descriptor::field_name(r.str()?)?;
-        field_digests.insert(field, Digest(r.take(32)?.try_into().ok()?));
-    }
+    let digest = r.digest()?;
+    let field_digests = r.field_digests()?;
     let first_seen = r.str()?.to_string();
     let approval = match r.bool()? {
         true => Some(Approval {
@@ -365,7 +335,7 @@ mod tests {
             f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1000 + n as u64))
                 .expect("sets the time");
         }
-        prune(&dir.join("kams"));
+        cachefile::prune(&dir.join("kams"), "lock-", KEEP);
         let left = std::fs::read_dir(dir.join("kams")).expect("lists").count();
         assert_eq!(left, KEEP);
         for n in 0..3 {

@@ -1,7 +1,8 @@
-//! The lock index (`$GIT_COMMON_DIR/kams/lock-*.idx`): `status` and `scan`
-//! print the same bytes with it and without it, cold and warm, at a
-//! revision and from the work tree, whatever state the index is in; a
-//! corrupt lock is never indexed, and a lock changed on disk is read anew.
+//! The lock and inventory indexes (`$GIT_COMMON_DIR/kams/*.idx`): `status`
+//! and `scan` print the same bytes with them and without them, cold and
+//! warm, at a revision and from the work tree, whatever state an index is
+//! in; a corrupt lock is never indexed, and a lock or inventory changed on
+//! disk is read anew.
 
 use std::path::{Path, PathBuf};
 
@@ -24,23 +25,29 @@ const ASKS: &[&[&str]] = &[
 fn run(dir: &Path, args: &[&str], index: bool) -> (Option<i32>, String, String) {
     let mut cmd = kams(dir);
     if !index {
-        cmd.env("GIT_CONFIG_PARAMETERS", "'kams.lockCache'='false'");
+        cmd.env("GIT_CONFIG_PARAMETERS", "'kams.indexCache'='false'");
     }
     let out = cmd.args(args).output().unwrap();
     (out.status.code(), text(&out.stdout), text(&out.stderr))
 }
 
-/// The index files under `.git/kams`.
-fn indexes(dir: &Path) -> Vec<PathBuf> {
+/// The index files under `.git/kams` whose names start with `prefix`.
+fn indexes_of(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     let Ok(read) = std::fs::read_dir(dir.join(".git/kams")) else {
         return Vec::new();
     };
     let mut found: Vec<PathBuf> = read
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "idx"))
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
         .collect();
     found.sort();
     found
+}
+
+/// The lock indexes.
+fn indexes(dir: &Path) -> Vec<PathBuf> {
+    indexes_of(dir, "lock-")
 }
 
 /// A repository whose inventory has drifted from HEAD~3's lock.
@@ -63,7 +70,7 @@ fn status_and_scan_are_the_same_without_the_index_cold_and_warm() {
     assert_eq!(
         indexes(p),
         Vec::<PathBuf>::new(),
-        "kams.lockCache=false writes nothing"
+        "kams.indexCache=false writes nothing"
     );
     assert!(
         without.iter().any(|w| w.1.contains("drifted")),
@@ -72,7 +79,12 @@ fn status_and_scan_are_the_same_without_the_index_cold_and_warm() {
     for (args, expected) in ASKS.iter().zip(&without) {
         let _ = std::fs::remove_dir_all(p.join(".git/kams"));
         assert_eq!(&run(p, args, true), expected, "cold: {args:?}");
-        assert_eq!(indexes(p).len(), 1, "{args:?} writes one index");
+        assert_eq!(indexes(p).len(), 1, "{args:?} writes one lock index");
+        assert_eq!(
+            indexes_of(p, "inventory-").len(),
+            1,
+            "{args:?}: one inventory index"
+        );
         assert_eq!(&run(p, args, true), expected, "warm: {args:?}");
     }
     // Each index serves every ask, in any order.
@@ -105,7 +117,8 @@ fn a_damaged_index_is_ignored_and_written_anew() {
     for a in ASKS {
         run(p, a, true);
     }
-    let files = indexes(p);
+    let files = indexes_of(p, "");
+    assert_eq!(files.len(), 3, "two locks, one inventory: {files:?}");
     let good: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
     let damages: [Damage; 4] = [
         &|b| b.truncate(b.len() / 2),
@@ -173,4 +186,27 @@ fn a_changed_or_corrupt_lock_is_never_served_from_an_index() {
         "{out}{err}"
     );
     assert_eq!(indexes(p).len(), 2);
+}
+
+#[test]
+fn a_changed_inventory_is_read_anew() {
+    let s = story();
+    let p = s.path();
+    let inventory = ".kams/inventory/server-memory.json";
+    let before = run(p, &["status"], true);
+    for round in 0..2 {
+        copy(&real("server-memory@0.6.2.json"), p, inventory);
+        let drifted = run(p, &["status"], true);
+        assert_eq!(drifted, run(p, &["status"], false), "round {round}");
+        assert_ne!(drifted, before, "round {round}: the other version shows");
+        // The same bytes again: the first index serves, and agrees.
+        copy(&real("server-memory@2026.8.31.json"), p, inventory);
+        assert_eq!(run(p, &["status"], true), before, "round {round}");
+    }
+    assert_eq!(indexes_of(p, "inventory-").len(), 2);
+    // A file edited to one that does not read: an error, not the index.
+    std::fs::write(p.join(inventory), "{\"server\": ").unwrap();
+    let (code, _, err) = run(p, &["status"], true);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("server-memory.json"), "{err}");
 }

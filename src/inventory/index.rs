@@ -1,0 +1,323 @@
+//! The inventory index: what reading a set of inventory files found
+//! (servers, launches, server-level descriptors, each tool's name, digests
+//! and span, and every ambiguity), kept under the repository's common git
+//! directory so that an inventory read before is not parsed and digested
+//! again. It serves readers that keep digests only (`status`, `scan`):
+//! detectors still read every tool from the files' own bytes.
+//!
+//! An index is named by the SHA-256 of everything the reading depended
+//! on: each file's path and bytes, and `--server`. Only a read that
+//! succeeded is indexed. An index that does not decode and check (seal,
+//! layout, writer, name, structure, spans inside the files) is ignored
+//! and written anew. `git -c kams.indexCache=false` neither reads nor
+//! writes one. `docs/lockfile.md` describes it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::Digest as _;
+
+use super::{Ambiguity, Inventory, Server, Tool};
+use crate::canon::Digest;
+use crate::descriptor::{Descriptor, Lazy};
+use crate::git::cachefile::{self, In, Out};
+use crate::input::Shared;
+use crate::json::Object;
+
+/// First bytes of the file; the number is the layout's version.
+const MAGIC: &[u8; 12] = b"kams-iix\0\0\0\x01";
+
+/// Who wrote it: another release may read inventories differently.
+const WRITER: &str = env!("CARGO_PKG_VERSION");
+
+/// A larger index is not read.
+const MAX_SIZE: u64 = 1 << 30;
+
+/// How many indexes are kept.
+const KEEP: usize = 8;
+
+/// The name of the index of `files` read with `server` as `--server`;
+/// `done(i, n)` is called after each 8 MiB hashed of file `i`.
+pub fn key(
+    files: &[(PathBuf, Shared)],
+    server: Option<&str>,
+    done: &dyn Fn(usize, usize),
+) -> Digest {
+    let mut h = sha2::Sha256::new();
+    h.update((files.len() as u64).to_le_bytes());
+    for (i, (path, bytes)) in files.iter().enumerate() {
+        let path = path.as_os_str().as_encoded_bytes();
+        h.update((path.len() as u64).to_le_bytes());
+        h.update(path);
+        let bytes = (**bytes).as_ref();
+        h.update((bytes.len() as u64).to_le_bytes());
+        let mut n = 0;
+        for chunk in bytes.chunks(8 << 20) {
+            h.update(chunk);
+            n += chunk.len();
+            done(i, n);
+        }
+    }
+    match server {
+        Some(s) => {
+            h.update([1]);
+            h.update(s.as_bytes());
+        }
+        None => h.update([0]),
+    }
+    Digest(h.finalize().into())
+}
+
+/// The index file for `key` under the common git directory `common_dir`.
+pub fn file(common_dir: &Path, key: &Digest) -> PathBuf {
+    common_dir
+        .join("kams")
+        .join(format!("inventory-{}.idx", key.hex()))
+}
+
+/// The inventory `key` names, its tools' spans in `files` (the same files
+/// the key was made of); `None` when there is no usable index.
+pub fn load(common_dir: &Path, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inventory> {
+    decode(
+        &cachefile::read(&file(common_dir, key), MAX_SIZE)?,
+        key,
+        files,
+    )
+}
+
+/// Writes the index of `inventory` (read with digests only from `files`)
+/// for `key`, and removes all but the [`KEEP`] newest. Nothing is written
+/// when a tool has no span or a server's file is not among `files`.
+pub fn store(
+    common_dir: &Path,
+    key: &Digest,
+    files: &[(PathBuf, Shared)],
+    inventory: &Inventory,
+) -> std::io::Result<()> {
+    let Some(bytes) = encode(inventory, key, files) else {
+        return Ok(());
+    };
+    let path = file(common_dir, key);
+    cachefile::write(&path, "inventory-index", &bytes)?;
+    cachefile::prune(path.parent().unwrap_or(Path::new(".")), "inventory-", KEEP);
+    Ok(())
+}
+
+fn encode(inv: &Inventory, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Vec<u8>> {
+    let mut out = Out(Vec::with_capacity(
+        64 + inv
+            .servers
+            .values()
+            .map(|s| s.tools.len() * 320)
+            .sum::<usize>(),
+    ));
+    out.0.extend_from_slice(MAGIC);
+    out.bytes(WRITER.as_bytes());
+    out.digest(key);
+    out.u32(inv.servers.len());
+    for (name, s) in &inv.servers {
+        let file = files.iter().position(|(p, _)| *p == s.source)?;
+        out.bytes(name.as_bytes());
+        out.u32(file);
+        out.bytes(s.pointer.as_bytes());
+        out.object(&s.descriptor.fields);
+        out.digest(&s.descriptor.digest);
+        out.field_digests(&s.descriptor.field_digests);
+        out.object(&s.launch);
+        out.u32(s.ambiguities.len());
+        for a in &s.ambiguities {
+            out.opt(a.tool.as_deref());
+            out.opt(a.field.as_deref());
+            out.bytes(a.message.as_bytes());
+        }
+        out.u32(s.tools.len());
+        for (tool, t) in &s.tools {
+            let span = t.lazy.0.as_ref()?.1.clone();
+            out.bytes(tool.as_bytes());
+            out.digest(&t.descriptor.digest);
+            out.field_digests(&t.descriptor.field_digests);
+            out.bytes(t.pointer.as_bytes());
+            out.u64(span.start as u64);
+            out.u64(span.end as u64);
+        }
+    }
+    Some(cachefile::seal(out.0))
+}
+
+fn decode(bytes: &[u8], key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inventory> {
+    let mut r = In {
+        rest: cachefile::unseal(bytes)?.strip_prefix(MAGIC)?,
+        id_len: 0,
+    };
+    if r.bytes()? != WRITER.as_bytes() || r.digest()? != *key {
+        return None;
+    }
+    let mut inv = Inventory::default();
+    for _ in 0..r.count()? {
+        let name = r.str()?.to_string();
+        let (path, text) = files.get(r.count()?)?;
+        let pointer = r.str()?.to_string();
+        let descriptor = Descriptor {
+            fields: r.object()?,
+            digest: r.digest()?,
+            field_digests: r.field_digests()?,
+        };
+        let launch = r.object()?;
+        let ambiguities = r.list(|r| {
+            Some(Ambiguity {
+                tool: r.opt()?.map(str::to_string),
+                field: r.opt()?.map(str::to_string),
+                message: r.str()?.to_string(),
+            })
+        })?;
+        let mut tools = BTreeMap::new();
+        let len = (**text).as_ref().len();
+        for _ in 0..r.count()? {
+            let tool = r.str()?.to_string();
+            let descriptor = Descriptor {
+                fields: Object::new(),
+                digest: r.digest()?,
+                field_digests: r.field_digests()?,
+            };
+            let pointer = r.str()?.to_string();
+            let start = usize::try_from(r.u64()?).ok()?;
+            let end = usize::try_from(r.u64()?).ok()?;
+            if start > end || end > len {
+                return None;
+            }
+            let t = Tool {
+                name: tool.clone(),
+                descriptor,
+                pointer,
+                lazy: Lazy(Some((text.clone(), start..end))),
+            };
+            if tools.insert(tool, t).is_some() {
+                return None;
+            }
+        }
+        let server = Server {
+            name: name.clone(),
+            source: path.clone(),
+            pointer,
+            descriptor,
+            launch,
+            tools,
+            ambiguities,
+        };
+        if inv.servers.insert(name, server).is_some() {
+            return None;
+        }
+    }
+    r.rest.is_empty().then_some(inv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::{read_files, ReadOptions};
+    use std::sync::Arc;
+
+    fn sample() -> (Vec<(PathBuf, Shared)>, Inventory) {
+        let dir = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/samples/inventory-drifted"
+        ));
+        let mut files: Vec<(PathBuf, Shared)> = Vec::new();
+        for e in std::fs::read_dir(dir).expect("the sample inventory") {
+            let path = e.expect("an entry").path();
+            let bytes: Shared = Arc::new(std::fs::read(&path).expect("reads"));
+            files.push((path, bytes));
+        }
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        let opts = ReadOptions {
+            digests_only: true,
+            ..ReadOptions::default()
+        };
+        let inv = read_files(
+            files
+                .iter()
+                .map(|(p, b)| (p.clone(), (**b).as_ref().to_vec()))
+                .collect(),
+            &opts,
+        )
+        .expect("the sample inventory reads");
+        // The spans must point into `files`: take them over.
+        let mut inv = inv;
+        for s in inv.servers.values_mut() {
+            let text = files
+                .iter()
+                .find(|(p, _)| *p == s.source)
+                .expect("its file")
+                .1
+                .clone();
+            for t in s.tools.values_mut() {
+                let span = t.lazy.0.as_ref().expect("a span").1.clone();
+                t.lazy = Lazy(Some((text.clone(), span)));
+            }
+        }
+        (files, inv)
+    }
+
+    fn summary(inv: &Inventory) -> Vec<String> {
+        inv.servers
+            .values()
+            .flat_map(|s| {
+                let head = format!(
+                    "{} {} {} {:?} {:?} {:?}",
+                    s.name,
+                    s.source.display(),
+                    s.pointer,
+                    s.descriptor,
+                    s.launch,
+                    s.ambiguities
+                );
+                std::iter::once(head).chain(s.tools.values().map(|t| {
+                    format!(
+                        "{} {:?} {} {:?}",
+                        t.name,
+                        t.descriptor,
+                        t.pointer,
+                        t.lazy.text().map(<[u8]>::to_vec)
+                    )
+                }))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_index_reads_back_as_the_inventory_it_describes() {
+        let (files, inv) = sample();
+        assert!(inv.servers.values().any(|s| !s.ambiguities.is_empty()));
+        assert!(inv.servers.values().any(|s| !s.launch.is_empty()));
+        let key = key(&files, None, &|_, _| ());
+        let bytes = encode(&inv, &key, &files).expect("encodes");
+        let back = decode(&bytes, &key, &files).expect("decodes");
+        assert_eq!(summary(&back), summary(&inv));
+    }
+
+    #[test]
+    fn a_damaged_or_foreign_index_is_refused() {
+        let (files, inv) = sample();
+        let k = key(&files, None, &|_, _| ());
+        let bytes = encode(&inv, &k, &files).expect("encodes");
+        for n in (0..bytes.len()).step_by(5) {
+            assert!(decode(&bytes[..n], &k, &files).is_none());
+            let mut bad = bytes.clone();
+            bad[n] ^= 0x20;
+            assert!(decode(&bad, &k, &files).is_none());
+        }
+        assert_ne!(
+            k,
+            key(&files, Some("srv"), &|_, _| ()),
+            "--server is part of the key"
+        );
+        let other = key(&files[1..], None, &|_, _| ());
+        assert!(decode(&bytes, &other, &files).is_none());
+        // Spans past the end of the files given: not these files.
+        let short: Vec<(PathBuf, Shared)> = files
+            .iter()
+            .map(|(p, b)| (p.clone(), Arc::new((**b).as_ref()[..10].to_vec()) as Shared))
+            .collect();
+        assert!(decode(&bytes, &k, &short).is_none());
+    }
+}
