@@ -39,7 +39,8 @@ measure "git kams log, warm (cache)" --runs "$RUNS" -- "$BIN" log
 measure "git blame kams.lock" --runs "$RUNS" -- git blame kams.lock
 measure "git kams blame" --runs "$RUNS" -- "$BIN" blame
 measure "git show HEAD~500:kams.lock" --runs "$RUNS" -- git show HEAD~500:kams.lock
-measure "git kams status --at HEAD~500" --runs "$RUNS" -- "$BIN" status --at HEAD~500
+measure "git kams status --at HEAD~500, cold (no index)" --runs "$RUNS" -- env "GIT_CONFIG_PARAMETERS='kams.indexCache'='false'" "$BIN" status --at HEAD~500
+measure "git kams status --at HEAD~500, warm (index)" --runs "$RUNS" -- "$BIN" status --at HEAD~500
 measure "git kams hook pre-push (20 commits)" --runs "$RUNS" --stdin "$PUSH" -- "$BIN" hook pre-push origin file:///dev/null
 rm -f "$PUSH"
 
@@ -56,5 +57,6 @@ echo "|---|---|---:|"
 echo "| log, cold (no cache) | git log --format=%H -- kams.lock | $(ratio "$(median 'git kams log, cold (no cache)')" "$(median 'git log --format=%H -- kams.lock')") |"
 echo "| log, warm (cache) | git log --format=%H -- kams.lock | $(ratio "$(median 'git kams log, warm (cache)')" "$(median 'git log --format=%H -- kams.lock')") |"
 echo "| blame | git blame kams.lock | $(ratio "$(median 'git kams blame')" "$(median 'git blame kams.lock')") |"
-echo "| status --at HEAD~500 | git show HEAD~500:kams.lock | $(ratio "$(median 'git kams status --at HEAD~500')" "$(median 'git show HEAD~500:kams.lock')") |"
+echo "| status --at HEAD~500, cold (no index) | git show HEAD~500:kams.lock | $(ratio "$(median 'git kams status --at HEAD~500, cold (no index)')" "$(median 'git show HEAD~500:kams.lock')") |"
+echo "| status --at HEAD~500, warm (index) | git show HEAD~500:kams.lock | $(ratio "$(median 'git kams status --at HEAD~500, warm (index)')" "$(median 'git show HEAD~500:kams.lock')") |"
 echo "| hook pre-push, 20 commits | target < 50 ms | $(median 'git kams hook pre-push (20 commits)') s |"

@@ -204,11 +204,7 @@ impl Env {
             server: self.global.server.clone(),
             max_size,
             digests_only,
-            index_dir: if digests_only {
-                self.index_dir()?
-            } else {
-                None
-            },
+            index_dir: None,
         };
         Ok((self.inventory_paths(), opts))
     }
@@ -227,7 +223,9 @@ impl Env {
         descriptors: bool,
         err: &mut dyn Write,
     ) -> Result<(Inventory, Lock)> {
-        let (paths, opts) = self.inventory_spec(true)?;
+        let (paths, mut opts) = self.inventory_spec(true)?;
+        let index_dir = self.index_dir()?;
+        opts.index_dir.clone_from(&index_dir);
         let inventory_files = match (&select.inventory_at, captured) {
             (_, Some(files)) => Some(files),
             (Some(rev), None) => Some(self.inventory_files_at(rev)?),
@@ -238,7 +236,6 @@ impl Env {
             Some(_) => None,
             None => Some(self.lock_path()?),
         };
-        let index_dir = self.index_dir()?;
         let (inventory, lock) = std::thread::scope(|s| {
             let reader = s.spawn(|| match inventory_files {
                 Some(files) => inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}")),

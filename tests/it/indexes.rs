@@ -210,3 +210,26 @@ fn a_changed_inventory_is_read_anew() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("server-memory.json"), "{err}");
 }
+
+#[test]
+fn only_status_and_scan_keep_indexes() {
+    let s = drifted();
+    let p = s.path();
+    let _ = std::fs::remove_dir_all(p.join(".git/kams"));
+    for args in [
+        &["log"][..],
+        &["blame"],
+        &["record"],
+        &["hook", "pre-push", "origin", "x"],
+    ] {
+        kams(p)
+            .args(args)
+            .write_stdin("")
+            .assert()
+            .code(predicates::ord::lt(2));
+    }
+    pin(p, "Rita", "again", &[]);
+    assert_eq!(indexes_of(p, ""), Vec::<PathBuf>::new());
+    run(p, &["scan"], true);
+    assert_eq!(indexes_of(p, "").len(), 2, "one lock, one inventory");
+}
