@@ -95,11 +95,22 @@ pub fn findings(
     let configs = env.client_configs()?;
     {
         let _step = env.step("running the detectors", err);
-        all.extend(detect::run(&detect::Context {
+        // What the detectors found in this inventory before, if it was.
+        let memo_at = env.index_dir()?.zip(inventory.index_key);
+        let memo = memo_at
+            .as_ref()
+            .and_then(|(dir, key)| detect::memo::load(dir, key, &inventory));
+        let cx = detect::Context {
             inventory: &inventory,
             lock: &lock,
             configs: &configs,
-        }));
+        };
+        let (found, learned) = detect::run_with(&cx, memo.as_ref());
+        all.extend(found);
+        if let (Some((dir, key)), Some(learned)) = (memo_at, learned) {
+            // Saves time only: an unwritable repository is no reason to fail.
+            let _ = detect::memo::store(&dir, &key, &inventory, &learned);
+        }
     }
     detect::escalate_poisoned_drift(&mut all);
     all.retain(|f| selection.matches(&f.server, f.tool.as_deref()));

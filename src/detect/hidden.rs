@@ -29,6 +29,10 @@ impl Detector for Hidden {
         "hidden"
     }
 
+    fn pure(&self) -> bool {
+        true
+    }
+
     fn tool(&self, _cx: &Context<'_>, t: &ToolView<'_>, out: &mut Vec<Finding>) {
         // Most descriptors are clean: look before building every string's
         // pointer.

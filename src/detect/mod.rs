@@ -12,6 +12,7 @@
 
 mod ambiguous;
 mod hidden;
+pub mod memo;
 mod poison;
 mod shadow;
 mod squat;
@@ -61,6 +62,12 @@ pub trait Detector: Sync {
     fn name(&self) -> &'static str;
     /// Findings about one tool.
     fn tool(&self, _cx: &Context<'_>, _t: &ToolView<'_>, _out: &mut Vec<Finding>) {}
+    /// True when [`Detector::tool`]'s findings are a function of the
+    /// inventory alone (not of the lock, nor of the client configs): they
+    /// are then remembered with the inventory's index ([`memo`]).
+    fn pure(&self) -> bool {
+        false
+    }
     /// Findings about one server's own fields.
     fn server(&self, _cx: &Context<'_>, _s: &ServerView<'_>, _out: &mut Vec<Finding>) {}
     /// Findings across the inventory (names shared or alike).
@@ -82,6 +89,13 @@ pub fn all() -> Vec<Box<dyn Detector>> {
 /// Runs every detector over the inventory, then sets severities by what
 /// the lock says was approved.
 pub fn run(cx: &Context<'_>) -> Vec<Finding> {
+    run_with(cx, None).0
+}
+
+/// Like [`run`], taking the per-tool findings of the pure detectors from
+/// `memo` (the inventory's, see [`memo`]) when given; otherwise also
+/// returns what to remember.
+pub fn run_with(cx: &Context<'_>, memo: Option<&memo::Memo>) -> (Vec<Finding>, Option<memo::Memo>) {
     let detectors = all();
     let servers: Vec<&crate::inventory::Server> = cx.inventory.servers.values().collect();
     // Per-tool work is independent: spread the servers over the cores in
@@ -91,26 +105,34 @@ pub fn run(cx: &Context<'_>) -> Vec<Finding> {
         .map_or(1, |n| n.get())
         .min(servers.len().max(1));
     let total: usize = servers.iter().map(|s| s.tools.len() + 1).sum();
-    let mut chunks: Vec<&[&crate::inventory::Server]> = Vec::with_capacity(threads);
+    let mut chunks: Vec<std::ops::Range<usize>> = Vec::with_capacity(threads);
     let (mut start, mut weight) = (0, 0);
     for (i, s) in servers.iter().enumerate() {
         weight += s.tools.len() + 1;
         if weight * threads >= total * (chunks.len() + 1) && chunks.len() + 1 < threads {
-            chunks.push(&servers[start..=i]);
+            chunks.push(start..i + 1);
             start = i + 1;
         }
     }
-    chunks.push(&servers[start..]);
+    chunks.push(start..servers.len());
     let detectors = &detectors;
-    let mut out: Vec<Finding> = std::thread::scope(|scope| {
+    let servers = &servers;
+    let (mut out, fresh): (Vec<Finding>, memo::Memo) = std::thread::scope(|scope| {
         let running: Vec<_> = chunks
             .into_iter()
-            .map(|chunk| scope.spawn(move || per_server(cx, detectors, chunk)))
+            .map(|range| {
+                let remembered = memo.map(|m| &m[range.clone()]);
+                scope.spawn(move || per_server(cx, detectors, &servers[range], remembered))
+            })
             .collect();
-        running
-            .into_iter()
-            .flat_map(|h| h.join().expect("a detector does not panic"))
-            .collect()
+        let mut out = Vec::new();
+        let mut fresh = Vec::new();
+        for h in running {
+            let (found, learned) = h.join().expect("a detector does not panic");
+            out.extend(found);
+            fresh.extend(learned);
+        }
+        (out, fresh)
     });
     // Whole-inventory passes (shadow's and squat's name indexes) are
     // independent of each other too; their findings join in detector order.
@@ -134,17 +156,20 @@ pub fn run(cx: &Context<'_>) -> Vec<Finding> {
     for f in &mut out {
         baseline(cx, f);
     }
-    out
+    (out, memo.is_none().then_some(fresh))
 }
 
-/// The per-server and per-tool findings of `servers`, in order.
+/// The per-server and per-tool findings of `servers`, in order, with
+/// what to remember of each tool (nothing when `memo` gave it).
 fn per_server(
     cx: &Context<'_>,
     detectors: &[Box<dyn Detector>],
     servers: &[&crate::inventory::Server],
-) -> Vec<Finding> {
+    memo: Option<&[Vec<memo::Remembered>]>,
+) -> (Vec<Finding>, memo::Memo) {
     let mut out = Vec::new();
-    for server in servers {
+    let mut learned = Vec::new();
+    for (i, server) in servers.iter().enumerate() {
         let view = ServerView {
             server: &server.name,
             fields: &server.descriptor.fields,
@@ -153,20 +178,49 @@ fn per_server(
         for d in detectors {
             d.server(cx, &view, &mut out);
         }
-        for (name, tool) in &server.tools {
+        let remembered = memo.map(|m| &m[i]);
+        let mut tools = Vec::new();
+        for (j, (name, tool)) in server.tools.iter().enumerate() {
+            let known = remembered.map(|r| &r[j]);
+            if let Some(r) = known {
+                out.extend(r.pure.iter().cloned());
+                if r.quiet {
+                    // Nothing else to say: the tool need not be read.
+                    continue;
+                }
+            }
             let raw = tool.raw();
             let view = ToolView {
                 server: &server.name,
                 tool: name,
                 raw: &raw,
             };
+            let mut r = memo::Remembered {
+                pure: Vec::new(),
+                quiet: true,
+            };
             for d in detectors {
-                d.tool(cx, &view, &mut out);
+                match (d.pure(), known) {
+                    (true, Some(_)) => {}
+                    (true, None) => d.tool(cx, &view, &mut r.pure),
+                    (false, _) => {
+                        let before = out.len();
+                        d.tool(cx, &view, &mut out);
+                        r.quiet &= out.len() == before;
+                    }
+                }
             }
+            if known.is_none() {
+                out.extend(r.pure.iter().cloned());
+                tools.push(r);
+            }
+        }
+        if remembered.is_none() {
+            learned.push(tools);
         }
         server.release();
     }
-    out
+    (out, learned)
 }
 
 /// Raises the drift of a pinned field to critical when the changed text is

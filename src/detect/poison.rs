@@ -97,6 +97,10 @@ impl Detector for Poison {
         "poison"
     }
 
+    fn pure(&self) -> bool {
+        true
+    }
+
     fn tool(&self, cx: &Context<'_>, t: &ToolView<'_>, out: &mut Vec<Finding>) {
         let Some(tool) = t.raw.as_object() else {
             return;

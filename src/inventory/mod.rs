@@ -143,6 +143,8 @@ pub struct Server {
 pub struct Inventory {
     /// Servers by name.
     pub servers: BTreeMap<String, Server>,
+    /// The key of its index ([`index`]), when it was read with one.
+    pub index_key: Option<crate::canon::Digest>,
 }
 
 impl Inventory {
@@ -331,7 +333,8 @@ pub fn read_files<B: Into<Input>>(
             let key = index::key(&shared, opts.server.as_deref(), &|i, n| {
                 texts[i].1.release(0..n)
             });
-            if let Some(inv) = index::load(dir, &key, &shared) {
+            if let Some(mut inv) = index::load(dir, &key, &shared) {
+                inv.index_key = Some(key);
                 return Ok(inv);
             }
             Some((dir, key, shared))
@@ -369,6 +372,7 @@ pub fn read_files<B: Into<Input>>(
         // The index only saves time: an unwritable repository is no
         // reason to fail.
         let _ = index::store(dir, &key, &shared, &inv);
+        inv.index_key = Some(key);
     }
     Ok(inv)
 }

@@ -78,7 +78,9 @@ fn every_attack_file_produces_its_expected_findings() {
     let mut total = 0;
     for file in attack_files() {
         let name = file.file_name().unwrap().to_string_lossy().to_string();
-        let dir = tempfile::tempdir().unwrap();
+        // In a repository: the second scan takes the detectors' findings
+        // from what the first remembered (see tests/it/indexes.rs).
+        let dir = crate::common::repo();
         if name.contains("@2-") {
             // A rug pull: record the first load, scan the second.
             let first = file.with_file_name(name.replace("@2-second-load", "@1-first-load"));
@@ -90,6 +92,16 @@ fn every_attack_file_produces_its_expected_findings() {
                 .success();
         }
         let findings = scan(dir.path(), "k.lock", std::slice::from_ref(&file));
+        let again = scan(dir.path(), "k.lock", std::slice::from_ref(&file));
+        assert_eq!(again, findings, "{name}: a second scan, from the indexes");
+        let remembered = std::fs::read_dir(dir.path().join(".git/kams"))
+            .unwrap()
+            .filter(|e| {
+                let n = e.as_ref().unwrap().file_name();
+                n.to_string_lossy().starts_with("findings-")
+            })
+            .count();
+        assert_eq!(remembered, 1, "{name}");
         for (tool, pointer, kind) in expected(&file) {
             total += 1;
             if !findings.iter().any(|f| matches(f, &tool, &pointer)) {

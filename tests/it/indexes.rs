@@ -1,5 +1,6 @@
-//! The lock and inventory indexes (`$GIT_COMMON_DIR/kams/*.idx`): `status`
-//! and `scan` print the same bytes with them and without them, cold and
+//! The lock and inventory indexes and the detectors' memo
+//! (`$GIT_COMMON_DIR/kams/*.idx`): `status` and `scan` print the same
+//! bytes with them and without them, cold and
 //! warm, at a revision and from the work tree, whatever state an index is
 //! in; a corrupt lock is never indexed, and a lock or inventory changed on
 //! disk is read anew.
@@ -118,7 +119,11 @@ fn a_damaged_index_is_ignored_and_written_anew() {
         run(p, a, true);
     }
     let files = indexes_of(p, "");
-    assert_eq!(files.len(), 3, "two locks, one inventory: {files:?}");
+    assert_eq!(
+        files.len(),
+        4,
+        "two locks, one inventory, its findings: {files:?}"
+    );
     let good: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
     let damages: [Damage; 4] = [
         &|b| b.truncate(b.len() / 2),
@@ -230,6 +235,12 @@ fn only_status_and_scan_keep_indexes() {
     }
     pin(p, "Rita", "again", &[]);
     assert_eq!(indexes_of(p, ""), Vec::<PathBuf>::new());
-    run(p, &["scan"], true);
+    run(p, &["status"], true);
     assert_eq!(indexes_of(p, "").len(), 2, "one lock, one inventory");
+    run(p, &["scan"], true);
+    assert_eq!(
+        indexes_of(p, "findings-").len(),
+        1,
+        "and what scan found in it"
+    );
 }

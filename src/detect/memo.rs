@@ -1,0 +1,197 @@
+//! What the detectors found in each tool, remembered with the inventory's
+//! index (see [`crate::inventory::index`]) so that an inventory scanned
+//! before is not read for poison again.
+//!
+//! Only what is a function of the inventory alone is remembered: the
+//! findings of the pure detectors ([`super::Detector::pure`]: poison and
+//! hidden), before the lock moves their severity (that happens on every
+//! run), and whether the other per-tool detectors (shadow) said nothing
+//! about the tool, which does not depend on the lock either (it moves only
+//! the severity of what shadow says). A tool they spoke about is read and
+//! run through them again. The file is named by the inventory's index key,
+//! which covers every byte of every inventory file, and is checked like
+//! the indexes (seal, layout, writer, key, and the inventory's server and
+//! tool names, in order).
+
+use std::path::{Path, PathBuf};
+
+use crate::canon::Digest;
+use crate::finding::{Class, Finding, Severity};
+use crate::git::cachefile::{self, In, Out};
+use crate::inventory::Inventory;
+
+/// First bytes of the file; the number is the layout's version.
+const MAGIC: &[u8; 12] = b"kams-fix\0\0\0\x01";
+
+/// Who wrote it: another release may detect differently.
+const WRITER: &str = env!("CARGO_PKG_VERSION");
+
+/// A larger file is not read.
+const MAX_SIZE: u64 = 1 << 30;
+
+/// How many are kept.
+const KEEP: usize = 8;
+
+/// What is remembered of one tool.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Remembered {
+    /// The pure detectors' findings, before the lock moved their severity.
+    pub pure: Vec<Finding>,
+    /// True when no other per-tool detector reported anything.
+    pub quiet: bool,
+}
+
+/// Per server of the inventory, in order, per tool, in order.
+pub type Memo = Vec<Vec<Remembered>>;
+
+/// The file for the inventory whose index key is `key`.
+pub fn file(common_dir: &Path, key: &Digest) -> PathBuf {
+    common_dir
+        .join("kams")
+        .join(format!("findings-{}.idx", key.hex()))
+}
+
+/// The memo of `inventory` (index key `key`), `None` when there is no
+/// usable one.
+pub fn load(common_dir: &Path, key: &Digest, inventory: &Inventory) -> Option<Memo> {
+    decode(
+        &cachefile::read(&file(common_dir, key), MAX_SIZE)?,
+        key,
+        inventory,
+    )
+}
+
+/// Writes `memo` of `inventory` for `key`, keeping the [`KEEP`] newest.
+pub fn store(
+    common_dir: &Path,
+    key: &Digest,
+    inventory: &Inventory,
+    memo: &Memo,
+) -> std::io::Result<()> {
+    let path = file(common_dir, key);
+    cachefile::write(&path, "findings", &encode(memo, key, inventory))?;
+    cachefile::prune(path.parent().unwrap_or(Path::new(".")), "findings-", KEEP);
+    Ok(())
+}
+
+fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Vec<u8> {
+    let mut out = Out(Vec::new());
+    out.0.extend_from_slice(MAGIC);
+    out.bytes(WRITER.as_bytes());
+    out.digest(key);
+    out.u32(memo.len());
+    for (server, tools) in inventory.servers.values().zip(memo) {
+        out.bytes(server.name.as_bytes());
+        out.u32(tools.len());
+        for (name, r) in server.tools.keys().zip(tools) {
+            out.bytes(name.as_bytes());
+            out.0.push(u8::from(r.quiet));
+            out.u32(r.pure.len());
+            for f in &r.pure {
+                out.bytes(f.class.as_str().as_bytes());
+                out.bytes(f.severity.as_str().as_bytes());
+                out.bytes(f.server.as_bytes());
+                out.opt(f.tool.as_deref());
+                out.opt(f.field.as_deref());
+                out.bytes(f.message.as_bytes());
+                out.u32(f.evidence.len());
+                for e in &f.evidence {
+                    out.bytes(e.as_bytes());
+                }
+            }
+        }
+    }
+    cachefile::seal(out.0)
+}
+
+fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory) -> Option<Memo> {
+    let mut r = In {
+        rest: cachefile::unseal(bytes)?.strip_prefix(MAGIC)?,
+        id_len: 0,
+    };
+    if r.bytes()? != WRITER.as_bytes() || r.digest()? != *key {
+        return None;
+    }
+    if r.count()? != inventory.servers.len() {
+        return None;
+    }
+    let mut memo = Vec::with_capacity(inventory.servers.len());
+    for server in inventory.servers.values() {
+        if r.str()? != server.name || r.count()? != server.tools.len() {
+            return None;
+        }
+        let mut tools = Vec::with_capacity(server.tools.len());
+        for name in server.tools.keys() {
+            if r.str()? != name {
+                return None;
+            }
+            let quiet = r.bool()?;
+            let pure = r.list(|r| {
+                let class = r.str()?;
+                let class = *Class::ALL.iter().find(|c| c.as_str() == class)?;
+                let severity = r.str()?.parse::<Severity>().ok()?;
+                Some(Finding {
+                    class,
+                    severity,
+                    server: r.str()?.to_string(),
+                    tool: r.opt()?.map(str::to_string),
+                    field: r.opt()?.map(str::to_string),
+                    message: r.str()?.to_string(),
+                    evidence: r.list(|r| Some(r.str()?.to_string()))?,
+                })
+            })?;
+            tools.push(Remembered { pure, quiet });
+        }
+        memo.push(tools);
+    }
+    r.rest.is_empty().then_some(memo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> (Inventory, Memo) {
+        let inv = super::super::squat::tests::inventory(&[("a", &["t1", "t2"]), ("b", &["u"])]);
+        let finding = Finding {
+            class: Class::Poison,
+            severity: Severity::High,
+            server: "a".into(),
+            tool: Some("t2".into()),
+            field: Some("/description".into()),
+            message: "says \u{200b} things".into(),
+            evidence: vec!["one".into(), String::new()],
+        };
+        let memo = vec![
+            vec![
+                Remembered {
+                    pure: Vec::new(),
+                    quiet: true,
+                },
+                Remembered {
+                    pure: vec![finding.clone(), finding],
+                    quiet: false,
+                },
+            ],
+            vec![Remembered::default()],
+        ];
+        (inv, memo)
+    }
+
+    #[test]
+    fn a_memo_reads_back_for_its_inventory_only() {
+        let (inv, memo) = sample();
+        let key = Digest::of(b"inventory");
+        let bytes = encode(&memo, &key, &inv);
+        assert_eq!(decode(&bytes, &key, &inv), Some(memo.clone()));
+        assert_eq!(decode(&bytes, &Digest::of(b"other"), &inv), None);
+        let other = super::super::squat::tests::inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
+        assert_eq!(decode(&bytes, &key, &other), None, "another tool name");
+        for n in (0..bytes.len()).step_by(3) {
+            assert_eq!(decode(&bytes[..n], &key, &inv), None);
+            let mut bad = bytes.clone();
+            bad[n] ^= 0x10;
+            assert_eq!(decode(&bad, &key, &inv), None);
+        }
+    }
+}
