@@ -156,7 +156,7 @@ pub fn file(common_dir: &Path, lock_path: &Path) -> PathBuf {
 /// first asked for: a cached log needs only the walks, not the 10,000
 /// trees.
 pub struct Stored {
-    bytes: Vec<u8>,
+    bytes: crate::input::Input,
     sections: [std::ops::Range<usize>; 4],
     id_len: usize,
 }
@@ -167,7 +167,7 @@ pub fn load(file: &Path, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stor
     open(cachefile::read(file, MAX_SIZE)?, hash, lock_path)
 }
 
-fn open(bytes: Vec<u8>, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stored> {
+fn open(bytes: crate::input::Input, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stored> {
     let body = cachefile::unseal(&bytes)?;
     let mut r = In {
         rest: body.strip_prefix(MAGIC)?,
@@ -364,7 +364,7 @@ fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u
 
 #[cfg(test)]
 fn decode(bytes: &[u8], hash: gix::hash::Kind, lock_path: &Path) -> Option<Contents> {
-    let stored = open(bytes.to_vec(), hash, lock_path)?;
+    let stored = open(bytes.to_vec().into(), hash, lock_path)?;
     Some(Contents {
         trees: stored.trees()?,
         pairs: stored.pairs()?,

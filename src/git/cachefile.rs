@@ -35,13 +35,13 @@ pub fn unseal(bytes: &[u8]) -> Option<&[u8]> {
     (Sha256::digest(body).as_slice() == &bytes[body.len()..]).then_some(body)
 }
 
-/// The file's bytes, `None` when it is missing, unreadable or larger than
-/// `max`.
-pub fn read(file: &Path, max: u64) -> Option<Vec<u8>> {
-    if std::fs::metadata(file).ok()?.len() > max {
-        return None;
-    }
-    std::fs::read(file).ok()
+/// The file's bytes (mapped when large: they leave memory with the
+/// returned value, where bytes read into the heap may stay with the
+/// allocator), `None` when it is missing, unreadable or larger than `max`.
+/// Files are only ever replaced by a rename, never changed in place, so a
+/// mapping keeps the bytes it was made of.
+pub fn read(file: &Path, max: u64) -> Option<crate::input::Input> {
+    crate::input::Input::read(file, max).ok()
 }
 
 /// Writes `bytes` to `file` through a temporary file (`.{stem}-{pid}.tmp`
