@@ -12,7 +12,6 @@
 //! and written anew. `git -c kams.indexCache=false` neither reads nor
 //! writes one. `docs/lockfile.md` describes it.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use sha2::Digest as _;
@@ -23,6 +22,7 @@ use crate::descriptor::{Descriptor, Lazy};
 use crate::git::cachefile::{self, In, Out};
 use crate::input::Shared;
 use crate::json::Object;
+use crate::lock::index::sorted;
 
 /// First bytes of the file; the number is the layout's version.
 const MAGIC: &[u8; 12] = b"kams-iix\0\0\0\x01";
@@ -152,8 +152,7 @@ fn decode(bytes: &[u8], key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inv
     if r.bytes()? != WRITER.as_bytes() || r.digest()? != *key {
         return None;
     }
-    let mut inv = Inventory::default();
-    for _ in 0..r.count()? {
+    let servers = r.list(|r| {
         let name = r.str()?.to_string();
         let (path, text) = files.get(r.count()?)?;
         let pointer = r.str()?.to_string();
@@ -170,9 +169,8 @@ fn decode(bytes: &[u8], key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inv
                 message: r.str()?.to_string(),
             })
         })?;
-        let mut tools = BTreeMap::new();
         let len = (**text).as_ref().len();
-        for _ in 0..r.count()? {
+        let tools = r.list(|r| {
             let tool = r.str()?.to_string();
             let descriptor = Descriptor {
                 fields: Object::new(),
@@ -191,23 +189,23 @@ fn decode(bytes: &[u8], key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inv
                 pointer,
                 lazy: Lazy(Some((text.clone(), start..end))),
             };
-            if tools.insert(tool, t).is_some() {
-                return None;
-            }
-        }
+            Some((tool, t))
+        })?;
         let server = Server {
             name: name.clone(),
             source: path.clone(),
             pointer,
             descriptor,
             launch,
-            tools,
+            tools: sorted(tools)?,
             ambiguities,
         };
-        if inv.servers.insert(name, server).is_some() {
-            return None;
-        }
-    }
+        Some((name, server))
+    })?;
+    let inv = Inventory {
+        servers: sorted(servers)?,
+        index_key: None,
+    };
     r.rest.is_empty().then_some(inv)
 }
 
