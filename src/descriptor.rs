@@ -118,27 +118,56 @@ pub fn field_name(name: &str) -> Option<&'static str> {
 }
 
 /// Per-field digests, sorted by field name: a few entries, kept compact
-/// because a large inventory holds one set per tool.
+/// because a large inventory holds one set per tool (and its lock one per
+/// entry): a field is a one-byte number, and the list is no longer than
+/// it needs to be (five fields take 165 bytes, not the 384 of five
+/// `(&str, Digest)` in a vector grown by doubling).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FieldDigests(Vec<(&'static str, Digest)>);
+pub struct FieldDigests(Vec<(u8, Digest)>);
+
+/// The name of field number `n`: [`TOOL_FIELDS`], then [`SERVER_FIELDS`].
+fn field_at(n: u8) -> &'static str {
+    let n = usize::from(n);
+    TOOL_FIELDS
+        .get(n)
+        .or_else(|| SERVER_FIELDS.get(n - TOOL_FIELDS.len()))
+        .copied()
+        .expect("field numbers come from field_number")
+}
+
+/// The number of a field name from [`field_name`].
+fn field_number(field: &str) -> u8 {
+    let n = TOOL_FIELDS
+        .iter()
+        .chain(SERVER_FIELDS.iter())
+        .position(|f| *f == field)
+        .expect("a digested field's name (see field_name)");
+    n as u8
+}
 
 impl FieldDigests {
     /// Sets the digest of `field` (a name from [`field_name`]).
     pub fn insert(&mut self, field: &'static str, digest: Digest) {
-        match self.0.binary_search_by(|(k, _)| (*k).cmp(field)) {
+        match self.0.binary_search_by(|(k, _)| field_at(*k).cmp(field)) {
             Ok(i) => self.0[i].1 = digest,
-            Err(i) => self.0.insert(i, (field, digest)),
+            Err(i) => {
+                self.0.reserve_exact(1);
+                self.0.insert(i, (field_number(field), digest));
+            }
         }
     }
 
     /// The digest of `field`, if present.
     pub fn get(&self, field: &str) -> Option<&Digest> {
-        self.0.iter().find(|(k, _)| *k == field).map(|(_, d)| d)
+        self.0
+            .iter()
+            .find(|(k, _)| field_at(*k) == field)
+            .map(|(_, d)| d)
     }
 
     /// Fields and digests, sorted by name.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, &Digest)> {
-        self.0.iter().map(|(k, d)| (*k, d))
+        self.0.iter().map(|(k, d)| (field_at(*k), d))
     }
 
     /// Number of fields.
