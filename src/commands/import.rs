@@ -123,7 +123,7 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
             state: State::Pinned,
             descriptor: t.descriptor.clone(),
             first_seen: old.as_ref().map_or(time.clone(), |e| e.first_seen.clone()),
-            approval: Some(Approval {
+            approval: Some(std::sync::Arc::new(Approval {
                 approver: t.approver.clone().unwrap_or_else(|| who.clone()),
                 at: time.clone(),
                 note: if t.note.is_empty() {
@@ -131,7 +131,7 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
                 } else {
                     t.note.clone()
                 },
-            }),
+            })),
             lazy: Default::default(),
         };
         lock.servers

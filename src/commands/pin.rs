@@ -159,11 +159,11 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
                     state: State::Pinned,
                     descriptor,
                     first_seen: old.map_or(time.clone(), |e| e.first_seen),
-                    approval: Some(Approval {
+                    approval: Some(std::sync::Arc::new(Approval {
                         approver: who.clone(),
                         at: time.clone(),
                         note: args.note.clone(),
-                    }),
+                    })),
                     lazy: Default::default(),
                 };
                 let slot = lock.servers.entry(server).or_default();

@@ -580,10 +580,13 @@ mod tests {
             state,
             descriptor: Descriptor::new(Object::new()).0,
             first_seen: "2026-01-01T00:00:00Z".into(),
-            approval: (state == State::Pinned).then(|| crate::lock::Approval {
-                approver: "A <a@x>".into(),
-                at: "2026-01-01T00:00:00Z".into(),
-                note: String::new(),
+            approval: (state == State::Pinned).then(|| {
+                crate::lock::Approval {
+                    approver: "A <a@x>".into(),
+                    at: "2026-01-01T00:00:00Z".into(),
+                    note: String::new(),
+                }
+                .into()
             }),
             lazy: Default::default(),
         });

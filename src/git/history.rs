@@ -622,7 +622,10 @@ impl History {
                 diff(o, n)
                     .into_iter()
                     .map(|c| LogChange {
-                        approval: c.new.and_then(|e| e.approval).map(|a| (a.approver, a.note)),
+                        approval: c
+                            .new
+                            .and_then(|e| e.approval)
+                            .map(|a| (a.approver.clone(), a.note.clone())),
                         kind: c.kind,
                         server: c.server,
                         tool: c.tool,
@@ -930,7 +933,7 @@ pub struct EntryValue {
     /// The descriptor's digest.
     pub digest: Digest,
     /// Who approved it, when, and why.
-    pub approval: Option<Approval>,
+    pub approval: Option<std::sync::Arc<Approval>>,
 }
 
 impl EntryValue {
@@ -1121,11 +1124,14 @@ mod tests {
             state: State::Pinned,
             descriptor: Descriptor::new(v.as_object().unwrap().clone()).0,
             first_seen: "2026-01-01T00:00:00Z".into(),
-            approval: Some(Approval {
-                approver: "A <a@example.com>".into(),
-                at: "2026-01-01T00:00:00Z".into(),
-                note: "ok".into(),
-            }),
+            approval: Some(
+                Approval {
+                    approver: "A <a@example.com>".into(),
+                    at: "2026-01-01T00:00:00Z".into(),
+                    note: "ok".into(),
+                }
+                .into(),
+            ),
             lazy: Default::default(),
         }
     }

@@ -199,10 +199,13 @@ mod tests {
             },
             descriptor: Descriptor::new(v.as_object().unwrap().clone()).0,
             first_seen: "2026-01-01T00:00:00Z".into(),
-            approval: pinned.then(|| Approval {
-                approver: "A <a@x>".into(),
-                at: "2026-01-02T00:00:00Z".into(),
-                note: note.into(),
+            approval: pinned.then(|| {
+                Approval {
+                    approver: "A <a@x>".into(),
+                    at: "2026-01-02T00:00:00Z".into(),
+                    note: note.into(),
+                }
+                .into()
             }),
             lazy: Default::default(),
         }

@@ -53,7 +53,7 @@ pub struct Entry {
     /// RFC 3339 UTC time the entry was first recorded.
     pub first_seen: String,
     /// Present exactly when the entry is pinned.
-    pub approval: Option<Approval>,
+    pub approval: Option<std::sync::Arc<Approval>>,
     /// Where the descriptor can be rebuilt from, when it was dropped.
     pub lazy: Lazy,
 }
@@ -288,6 +288,7 @@ fn parse_lock(
     let mut servers = false;
     let mut lock = Lock::default();
     let mut told = 0;
+    let last: std::cell::RefCell<Option<Arc<Approval>>> = Default::default();
     let entry = |r: &mut json::Reader<'_>, tool: Option<&str>| -> Result<Entry, LockError> {
         let Some(shared) = &keep else {
             let at = r.pointer();
@@ -307,6 +308,13 @@ fn parse_lock(
         };
         e.descriptor.fields = Object::new();
         e.lazy = Lazy(Some((shared.clone(), start..end)));
+        // Entries pinned together share one approval.
+        let mut last = last.borrow_mut();
+        match (&e.approval, &*last) {
+            (Some(a), Some(l)) if a == l => e.approval = Some(l.clone()),
+            (Some(a), _) => *last = Some(a.clone()),
+            (None, _) => {}
+        }
         Ok(e)
     };
     r.object(|r, key| -> Result<(), LockError> {
@@ -654,7 +662,7 @@ fn read_entry_with(
         state,
         descriptor,
         first_seen,
-        approval,
+        approval: approval.map(Arc::new),
         lazy: Default::default(),
     })
 }
@@ -740,11 +748,14 @@ mod tests {
                 state: State::Pinned,
                 descriptor: d,
                 first_seen: "2026-01-01T00:00:00Z".into(),
-                approval: Some(Approval {
-                    approver: "A <a@example.com>".into(),
-                    at: "2026-01-02T00:00:00Z".into(),
-                    note: "ok".into(),
-                }),
+                approval: Some(
+                    Approval {
+                        approver: "A <a@example.com>".into(),
+                        at: "2026-01-02T00:00:00Z".into(),
+                        note: "ok".into(),
+                    }
+                    .into(),
+                ),
                 lazy: Default::default(),
             },
         );

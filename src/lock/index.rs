@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
@@ -171,6 +172,7 @@ fn decode(bytes: &[u8], key: &Key, text: Option<Shared>) -> Option<Lock> {
         return None;
     }
     let len = text.as_ref().map(|t| (**t).as_ref().len());
+    let mut last = None;
     let servers = sorted(r.list(|r| {
         let name = r.str()?.to_string();
         let mut server = LockServer::default();
@@ -180,9 +182,10 @@ fn decode(bytes: &[u8], key: &Key, text: Option<Shared>) -> Option<Lock> {
             server.launch = Some(launch);
         }
         if r.bool()? {
-            server.server = Some(take_entry(r, &text, len)?);
+            server.server = Some(take_entry(r, &text, len, &mut last)?);
         }
-        let tools = r.list(|r| Some((r.str()?.to_string(), take_entry(r, &text, len)?)))?;
+        let tools =
+            r.list(|r| Some((r.str()?.to_string(), take_entry(r, &text, len, &mut last)?)))?;
         server.tools = sorted(tools)?;
         Some((name, server))
     })?)?;
@@ -199,7 +202,14 @@ pub(crate) fn sorted<V>(items: Vec<(String, V)>) -> Option<BTreeMap<String, V>> 
         .then(|| items.into_iter().collect())
 }
 
-fn take_entry(r: &mut In<'_>, text: &Option<Shared>, len: Option<usize>) -> Option<Entry> {
+/// One entry. `last` is the approval read before: entries pinned together
+/// share one (100,000 entries would otherwise hold 100,000 copies).
+fn take_entry(
+    r: &mut In<'_>,
+    text: &Option<Shared>,
+    len: Option<usize>,
+    last: &mut Option<Arc<Approval>>,
+) -> Option<Entry> {
     let state = match r.u8()? {
         0 => State::Provisional,
         1 => State::Pinned,
@@ -234,7 +244,10 @@ fn take_entry(r: &mut In<'_>, text: &Option<Shared>, len: Option<usize>) -> Opti
             field_digests,
         },
         first_seen,
-        approval,
+        approval: approval.map(|a| match last {
+            Some(l) if **l == a => l.clone(),
+            _ => last.insert(Arc::new(a)).clone(),
+        }),
         lazy,
     })
 }
@@ -242,7 +255,6 @@ fn take_entry(r: &mut In<'_>, text: &Option<Shared>, len: Option<usize>) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     fn sample() -> (Shared, Lock) {
         let text = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/kams.lock"))

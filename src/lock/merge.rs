@@ -217,10 +217,13 @@ mod tests {
             },
             descriptor: Descriptor::new(v.as_object().unwrap().clone()).0,
             first_seen: "2026-01-01T00:00:00Z".into(),
-            approval: note.map(|n| Approval {
-                approver: "A <a@example.com>".into(),
-                at: "2026-01-02T00:00:00Z".into(),
-                note: n.into(),
+            approval: note.map(|n| {
+                Approval {
+                    approver: "A <a@example.com>".into(),
+                    at: "2026-01-02T00:00:00Z".into(),
+                    note: n.into(),
+                }
+                .into()
             }),
             lazy: Default::default(),
         }

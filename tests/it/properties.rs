@@ -647,7 +647,7 @@ fn arb_entry(descriptor: Descriptor) -> impl Strategy<Value = Entry> {
             },
             descriptor: descriptor.clone(),
             first_seen,
-            approval: pinned.then_some(Approval { approver, at, note }),
+            approval: pinned.then_some(Approval { approver, at, note }.into()),
             lazy: Default::default(),
         })
 }
