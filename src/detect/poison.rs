@@ -2612,23 +2612,41 @@ impl Asker<'_> {
 
 /// A reading with the questions it asked.
 struct Remembered {
-    asked: Vec<Asked>,
-    reading: Reading,
+    asked: Box<[Asked]>,
+    /// Boxed, and none when nothing was found (most strings): an entry
+    /// costs little more than its text.
+    reading: Option<Box<Reading>>,
 }
 
 impl Remembered {
-    /// Bytes it holds, roughly, with its text: what [`MEMO_BYTES`] counts.
+    fn new(asked: Vec<Asked>, reading: &Reading) -> Remembered {
+        let found = !reading.hits.is_empty() || !reading.carriers.is_empty() || reading.removed > 0;
+        Remembered {
+            asked: asked.into_boxed_slice(),
+            reading: found.then(|| Box::new(reading.clone())),
+        }
+    }
+
+    fn reading(&self) -> Reading {
+        self.reading.as_deref().cloned().unwrap_or_default()
+    }
+
+    /// Bytes it holds with its text and its place in the table, roughly:
+    /// what [`MEMO_BYTES`] counts.
     fn bytes(&self, text: &str) -> usize {
         let asked: usize = self.asked.iter().map(|a| a.name().len() + 32).sum();
-        let hits: usize = self.reading.hits.iter().map(|h| h.span.len() + 32).sum();
-        let carriers: usize = self.reading.carriers.iter().map(|c| c.1.len() + 32).sum();
-        text.len() + asked + hits + carriers + 128
+        let reading = self.reading.as_deref().map_or(0, |r| {
+            let hits: usize = r.hits.iter().map(|h| h.span.len() + 32).sum();
+            let carriers: usize = r.carriers.iter().map(|c| c.1.len() + 32).sum();
+            hits + carriers + 64
+        });
+        text.len() + asked + reading + 96
     }
 }
 
-/// What a thread's memo holds before it starts over. Readings of the
-/// strings of a few thousand tools fit; a large inventory of strings that
-/// never repeat cannot make it grow past this.
+/// What a thread's memo may hold: some 15,000 distinct descriptions, and a
+/// large inventory of strings that never repeat cannot make it grow past
+/// this.
 const MEMO_BYTES: usize = 4 << 20;
 
 /// Readings of the strings this thread read, by text. Descriptor strings
@@ -2642,21 +2660,17 @@ struct Memo {
 
 impl Memo {
     fn remember(&mut self, text: &str, entry: Remembered) {
-        let size = entry.bytes(text);
-        if size > MEMO_BYTES {
-            return;
-        }
         if let Some(old) = self.readings.remove(text) {
             self.bytes -= old.bytes(text);
         }
-        if self.bytes + size > MEMO_BYTES {
-            // Starting over (rather than keeping the first strings) follows
-            // the inventory: a server's strings repeat mostly among its own
-            // and its neighbours' tools.
-            *self = Memo::default();
+        // A full memo keeps what it holds rather than starting over: the
+        // strings met first include those every schema repeats, and
+        // descriptions that recur do so anywhere in the inventory.
+        let size = entry.bytes(text);
+        if self.bytes + size <= MEMO_BYTES {
+            self.bytes += size;
+            self.readings.insert(text.into(), entry);
         }
-        self.bytes += size;
-        self.readings.insert(text.into(), entry);
     }
 }
 
@@ -2673,7 +2687,7 @@ fn read_remembered(text: &str, env: &Env<'_>) -> Reading {
         m.readings
             .get(text)
             .filter(|r| r.asked.iter().all(|a| a.holds(env)))
-            .map(|r| r.reading.clone())
+            .map(Remembered::reading)
     });
     if let Some(reading) = known {
         return reading;
@@ -2683,10 +2697,7 @@ fn read_remembered(text: &str, env: &Env<'_>) -> Reading {
         asked: Vec::new(),
     };
     let reading = read(text, &mut ask, 0);
-    let entry = Remembered {
-        asked: ask.asked,
-        reading: reading.clone(),
-    };
+    let entry = Remembered::new(ask.asked, &reading);
     MEMO.with_borrow_mut(|m| m.remember(text, entry));
     reading
 }
@@ -3306,19 +3317,20 @@ mod tests {
     fn the_memo_stays_within_its_bytes() {
         let mut memo = Memo::default();
         let text = |i: usize| format!("{i} {}", "x".repeat(1000));
-        for i in 0..2 * MEMO_BYTES / 1000 {
-            let entry = Remembered {
-                asked: Vec::new(),
-                reading: Reading::default(),
-            };
-            memo.remember(&text(i), entry);
+        let empty = || Remembered::new(Vec::new(), &Reading::default());
+        let last = 2 * MEMO_BYTES / 1000;
+        for i in 0..=last {
+            memo.remember(&text(i), empty());
             assert!(memo.bytes <= MEMO_BYTES);
         }
-        let held: usize = memo.readings.iter().map(|(t, r)| r.bytes(t)).sum();
-        assert_eq!(held, memo.bytes);
-        assert!(memo
-            .readings
-            .contains_key(text(2 * MEMO_BYTES / 1000 - 1).as_str()));
+        let held = |m: &Memo| -> usize { m.readings.iter().map(|(t, r)| r.bytes(t)).sum() };
+        assert_eq!(held(&memo), memo.bytes);
+        assert!(memo.readings.contains_key(text(0).as_str()));
+        assert!(!memo.readings.contains_key(text(last).as_str()));
+        // A text remembered again replaces its entry, within the bytes.
+        memo.remember(&text(0), empty());
+        assert_eq!(held(&memo), memo.bytes);
+        assert!(memo.readings.contains_key(text(0).as_str()));
     }
 
     // ------------------------------------------------------------ corpus
