@@ -1333,7 +1333,8 @@ struct Lexicon {
 
 impl Lexicon {
     /// False when no word of the lexicon has this length, first and last
-    /// letter: most words of a text are looked up no further.
+    /// letter (in either case, as ASCII has no letter whose lowercase
+    /// differs in length): most words of a text are looked up no further.
     fn may_know(&self, w: &str) -> bool {
         match quick_index(w) {
             Some(i) => (self.quick[i >> 6] >> (i & 63)) & 1 == 1,
@@ -1342,11 +1343,14 @@ impl Lexicon {
     }
 }
 
-/// The bit of [`Lexicon::may_know`] for a lowercase ASCII word that starts
-/// and ends with a letter.
+/// The bit of [`Lexicon::may_know`] for an ASCII word that starts and ends
+/// with a letter, the same for every case of its letters.
 fn quick_index(w: &str) -> Option<usize> {
     let b = w.as_bytes();
-    let (first, last) = (*b.first()?, *b.last()?);
+    let (first, last) = (
+        b.first()?.to_ascii_lowercase(),
+        b.last()?.to_ascii_lowercase(),
+    );
     (first.is_ascii_lowercase() && last.is_ascii_lowercase())
         .then(|| (b.len().min(31) * 26 + usize::from(first - b'a')) * 26 + usize::from(last - b'a'))
 }
@@ -1830,23 +1834,28 @@ fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon) -> Vec<Tok
     let flush = |s: usize, e: usize, clause: u32, toks: &mut Vec<Tok>, low: &mut String| {
         low.clear();
         let w = &c[s..e];
-        if w.is_ascii() {
-            low.push_str(w);
-            low.make_ascii_lowercase();
+        let key = if w.is_ascii() {
+            // Asks the quick test before lowercasing, which it does not
+            // need: most words go no further.
+            let n = match w.as_bytes() {
+                [.., b'\'', b's' | b'S'] => w.len() - 2,
+                _ => w.len(),
+            };
+            if lex.may_know(&w[..n]) {
+                low.push_str(&w[..n]);
+                low.make_ascii_lowercase();
+                Some(low.as_str())
+            } else {
+                None
+            }
         } else {
             for ch in w.chars() {
                 low.extend(ch.to_lowercase());
             }
-        }
-        let mut key: &str = low.as_str();
-        if let Some(k) = key.strip_suffix("'s") {
-            key = k;
-        }
-        let id = if lex.may_know(key) {
-            lex.ids.get(key).copied().unwrap_or(NO_WORD)
-        } else {
-            NO_WORD
+            let key = low.strip_suffix("'s").unwrap_or(low);
+            lex.may_know(key).then_some(key)
         };
+        let id = key.map_or(NO_WORD, |k| lex.ids.get(k).copied().unwrap_or(NO_WORD));
         let mut flags = 0;
         if w.chars().next().is_some_and(char::is_uppercase)
             && w.chars().filter(|c| c.is_alphabetic()).count() >= 2
@@ -1883,6 +1892,21 @@ fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon) -> Vec<Tok
             i = e;
             sp += 1;
             prev_lower = false;
+            continue;
+        }
+        if b[i].is_ascii_alphanumeric() {
+            // The common case, as below without decoding a character.
+            let x = b[i];
+            match word {
+                Some(s) if x.is_ascii_uppercase() && prev_lower => {
+                    flush(s, i, clause, &mut toks, &mut low);
+                    word = Some(i);
+                }
+                Some(_) => {}
+                None => word = Some(i),
+            }
+            prev_lower = x.is_ascii_lowercase() || x.is_ascii_digit();
+            i += 1;
             continue;
         }
         let ch = if b[i] < 0x80 {
