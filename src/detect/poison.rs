@@ -2067,10 +2067,19 @@ fn maybe_sensitive(b: &[u8]) -> bool {
         b"secrets",
     ];
     let has = |n: &[u8]| b.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
-    if b.iter().any(|x| matches!(x, b'/' | b'\\' | b'~')) || b.first() == Some(&b'.') {
+    // One pass over the chunk for both questions: this runs on every word.
+    let (mut path, mut joined) = (b.first() == Some(&b'.'), false);
+    for x in b {
+        match x {
+            b'/' | b'\\' | b'~' => path = true,
+            b'_' | b'.' => joined = true,
+            _ => {}
+        }
+    }
+    if path {
         return true;
     }
-    if !b.iter().any(|x| matches!(x, b'_' | b'.')) {
+    if !joined {
         return b.eq_ignore_ascii_case(b"keychain") || b.eq_ignore_ascii_case(b"kubeconfig");
     }
     PARTS.iter().any(|n| has(n))
