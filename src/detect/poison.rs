@@ -2687,7 +2687,10 @@ const MEMO_BYTES: usize = 4 << 20;
 /// schema), so most strings of a large inventory were read before.
 #[derive(Default)]
 struct Memo {
-    readings: HashMap<Box<str>, Remembered, BuildHasherDefault<Fx>>,
+    /// With the standard library's keyed hash: the texts are the servers'
+    /// to choose, and an unkeyed one would let them pick texts that
+    /// collide until every look-up walks the whole table.
+    readings: HashMap<Box<str>, Remembered>,
     bytes: usize,
 }
 
@@ -2733,37 +2736,6 @@ fn read_remembered(text: &str, env: &Env<'_>) -> Reading {
     let entry = Remembered::new(ask.asked, &reading);
     MEMO.with_borrow_mut(|m| m.remember(text, entry));
     reading
-}
-
-/// FxHash's mix, eight bytes a step: memo keys are whole descriptions, for
-/// which [`Fnv`]'s byte loop costs a good part of a reading.
-#[derive(Default)]
-struct Fx(u64);
-
-impl Fx {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(w);
-            self.add(u64::from_le_bytes(b));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut b = [0u8; 8];
-            b[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(b));
-        }
-    }
 }
 
 #[cfg(test)]
