@@ -175,6 +175,23 @@ impl FieldDigests {
         self.0.len()
     }
 
+    /// The fields by number (see [`FieldDigests::from_numbered`]), for
+    /// files that store them compactly.
+    pub fn numbered(&self) -> impl Iterator<Item = (u8, &Digest)> {
+        self.0.iter().map(|(k, d)| (*k, d))
+    }
+
+    /// Field digests from [`FieldDigests::numbered`]'s output; `None` when
+    /// a number names no field or the fields are not in order.
+    pub fn from_numbered(items: Vec<(u8, Digest)>) -> Option<FieldDigests> {
+        let count = TOOL_FIELDS.len() + SERVER_FIELDS.len();
+        let known = items.iter().all(|(k, _)| usize::from(*k) < count);
+        let ordered = items
+            .windows(2)
+            .all(|w| field_at(w[0].0) < field_at(w[1].0));
+        (known && ordered).then_some(FieldDigests(items))
+    }
+
     /// True when there is no field.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()

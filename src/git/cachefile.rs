@@ -146,11 +146,11 @@ impl Out {
     pub fn digest(&mut self, d: &Digest) {
         self.0.extend_from_slice(&d.0);
     }
-    /// Each field's name and digest.
+    /// Each field's number and digest.
     pub fn field_digests(&mut self, f: &FieldDigests) {
         self.u32(f.len());
-        for (field, d) in f.iter() {
-            self.bytes(field.as_bytes());
+        for (field, d) in f.numbered() {
+            self.0.push(field);
             self.digest(d);
         }
     }
@@ -296,15 +296,15 @@ impl<'a> In<'a> {
     pub fn digest(&mut self) -> Option<Digest> {
         Some(Digest(self.take(32)?.try_into().ok()?))
     }
-    /// Field digests written by [`Out::field_digests`]; `None` for a name
-    /// that is no descriptor field.
+    /// Field digests written by [`Out::field_digests`]; `None` for a
+    /// number that is no descriptor field, or fields out of order.
     pub fn field_digests(&mut self) -> Option<FieldDigests> {
-        let mut f = FieldDigests::default();
-        for _ in 0..self.count()? {
-            let field = crate::descriptor::field_name(self.str()?)?;
-            f.insert(field, self.digest()?);
+        let n = self.count()?;
+        let mut items = Vec::with_capacity(n);
+        for _ in 0..n {
+            items.push((self.u8()?, self.digest()?));
         }
-        Some(f)
+        FieldDigests::from_numbered(items)
     }
     /// An object id.
     pub fn id(&mut self) -> Option<ObjectId> {
