@@ -8,6 +8,11 @@ use crate::finding::{Class, Finding, Severity};
 pub struct Ambiguous;
 
 impl Detector for Ambiguous {
+    fn depends(&self, _level: super::Level) -> super::Depends {
+        // Only the whole-inventory pass.
+        super::Depends::Nothing
+    }
+
     fn name(&self) -> &'static str {
         "ambiguous"
     }

@@ -29,8 +29,8 @@ impl Detector for Hidden {
         "hidden"
     }
 
-    fn pure(&self) -> bool {
-        true
+    fn depends(&self, _level: super::Level) -> super::Depends {
+        super::Depends::Inventory
     }
 
     fn tool(&self, _cx: &Context<'_>, t: &ToolView<'_>, out: &mut Vec<Finding>) {

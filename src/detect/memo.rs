@@ -3,12 +3,14 @@
 //! before is not read for poison again.
 //!
 //! Only what is a function of the inventory alone is remembered: the
-//! findings of the pure detectors ([`super::Detector::pure`]: poison and
-//! hidden), before the lock moves their severity (that happens on every
-//! run), and whether the other per-tool detectors (shadow) said nothing
-//! about the tool, which does not depend on the lock either (it moves only
-//! the severity of what shadow says). A tool they spoke about is read and
-//! run through them again. The file is named by the inventory's index key,
+//! findings of the detectors that depend on it alone
+//! ([`super::Depends::Inventory`]: poison and hidden), before the lock
+//! moves their severity (that happens on every run), and whether those
+//! whose silence depends on it alone ([`super::Depends::InventoryToReport`]:
+//! shadow, whose severity the lock moves) said nothing, for each tool and
+//! each server's own fields. A subject they spoke about is read and run
+//! through them again; the others (transport, which reads the client
+//! configs) run every time. The file is named by the inventory's index key,
 //! which covers every byte of every inventory file, and is checked like
 //! the indexes (seal, layout, writer, key, and the inventory's server and
 //! tool names, in order).
@@ -21,7 +23,7 @@ use crate::git::cachefile::{self, In, Out};
 use crate::inventory::Inventory;
 
 /// First bytes of the file; the number is the layout's version.
-const MAGIC: &[u8; 12] = b"kams-fix\0\0\0\x01";
+const MAGIC: &[u8; 12] = b"kams-fix\0\0\0\x02";
 
 /// Who wrote it: another release may detect differently.
 const WRITER: &str = env!("CARGO_PKG_VERSION");
@@ -41,8 +43,18 @@ pub struct Remembered {
     pub quiet: bool,
 }
 
-/// Per server of the inventory, in order, per tool, in order.
-pub type Memo = Vec<Vec<Remembered>>;
+/// What is remembered of one server: its own fields, and its tools in
+/// order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Server {
+    /// The server's own fields.
+    pub server: Remembered,
+    /// Each tool, in the inventory's order.
+    pub tools: Vec<Remembered>,
+}
+
+/// Per server of the inventory, in order.
+pub type Memo = Vec<Server>;
 
 /// The file for the inventory whose index key is `key`.
 pub fn file(common_dir: &Path, key: &Digest) -> PathBuf {
@@ -80,28 +92,52 @@ fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Vec<u8> {
     out.bytes(WRITER.as_bytes());
     out.digest(key);
     out.u32(memo.len());
-    for (server, tools) in inventory.servers.values().zip(memo) {
+    for (server, m) in inventory.servers.values().zip(memo) {
         out.bytes(server.name.as_bytes());
-        out.u32(tools.len());
-        for (name, r) in server.tools.keys().zip(tools) {
+        put(&mut out, &m.server);
+        out.u32(m.tools.len());
+        for (name, r) in server.tools.keys().zip(&m.tools) {
             out.bytes(name.as_bytes());
-            out.0.push(u8::from(r.quiet));
-            out.u32(r.pure.len());
-            for f in &r.pure {
-                out.bytes(f.class.as_str().as_bytes());
-                out.bytes(f.severity.as_str().as_bytes());
-                out.bytes(f.server.as_bytes());
-                out.opt(f.tool.as_deref());
-                out.opt(f.field.as_deref());
-                out.bytes(f.message.as_bytes());
-                out.u32(f.evidence.len());
-                for e in &f.evidence {
-                    out.bytes(e.as_bytes());
-                }
-            }
+            put(&mut out, r);
         }
     }
     cachefile::seal(out.0)
+}
+
+fn put(out: &mut Out, r: &Remembered) {
+    out.0.push(u8::from(r.quiet));
+    out.u32(r.pure.len());
+    for f in &r.pure {
+        out.bytes(f.class.as_str().as_bytes());
+        out.bytes(f.severity.as_str().as_bytes());
+        out.bytes(f.server.as_bytes());
+        out.opt(f.tool.as_deref());
+        out.opt(f.field.as_deref());
+        out.bytes(f.message.as_bytes());
+        out.u32(f.evidence.len());
+        for e in &f.evidence {
+            out.bytes(e.as_bytes());
+        }
+    }
+}
+
+fn take(r: &mut In<'_>) -> Option<Remembered> {
+    let quiet = r.bool()?;
+    let pure = r.list(|r| {
+        let class = r.str()?;
+        let class = *Class::ALL.iter().find(|c| c.as_str() == class)?;
+        let severity = r.str()?.parse::<Severity>().ok()?;
+        Some(Finding {
+            class,
+            severity,
+            server: r.str()?.to_string(),
+            tool: r.opt()?.map(str::to_string),
+            field: r.opt()?.map(str::to_string),
+            message: r.str()?.to_string(),
+            evidence: r.list(|r| Some(r.str()?.to_string()))?,
+        })
+    })?;
+    Some(Remembered { pure, quiet })
 }
 
 fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory) -> Option<Memo> {
@@ -117,7 +153,11 @@ fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory) -> Option<Memo> {
     }
     let mut memo = Vec::with_capacity(inventory.servers.len());
     for server in inventory.servers.values() {
-        if r.str()? != server.name || r.count()? != server.tools.len() {
+        if r.str()? != server.name {
+            return None;
+        }
+        let own = take(&mut r)?;
+        if r.count()? != server.tools.len() {
             return None;
         }
         let mut tools = Vec::with_capacity(server.tools.len());
@@ -125,24 +165,9 @@ fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory) -> Option<Memo> {
             if r.str()? != name {
                 return None;
             }
-            let quiet = r.bool()?;
-            let pure = r.list(|r| {
-                let class = r.str()?;
-                let class = *Class::ALL.iter().find(|c| c.as_str() == class)?;
-                let severity = r.str()?.parse::<Severity>().ok()?;
-                Some(Finding {
-                    class,
-                    severity,
-                    server: r.str()?.to_string(),
-                    tool: r.opt()?.map(str::to_string),
-                    field: r.opt()?.map(str::to_string),
-                    message: r.str()?.to_string(),
-                    evidence: r.list(|r| Some(r.str()?.to_string()))?,
-                })
-            })?;
-            tools.push(Remembered { pure, quiet });
+            tools.push(take(&mut r)?);
         }
-        memo.push(tools);
+        memo.push(Server { server: own, tools });
     }
     r.rest.is_empty().then_some(memo)
 }
@@ -163,17 +188,26 @@ mod tests {
             evidence: vec!["one".into(), String::new()],
         };
         let memo = vec![
-            vec![
-                Remembered {
-                    pure: Vec::new(),
+            Server {
+                server: Remembered {
+                    pure: vec![finding.clone()],
                     quiet: true,
                 },
-                Remembered {
-                    pure: vec![finding.clone(), finding],
-                    quiet: false,
-                },
-            ],
-            vec![Remembered::default()],
+                tools: vec![
+                    Remembered {
+                        pure: Vec::new(),
+                        quiet: true,
+                    },
+                    Remembered {
+                        pure: vec![finding.clone(), finding],
+                        quiet: false,
+                    },
+                ],
+            },
+            Server {
+                server: Remembered::default(),
+                tools: vec![Remembered::default()],
+            },
         ];
         (inv, memo)
     }

@@ -62,16 +62,39 @@ pub trait Detector: Sync {
     fn name(&self) -> &'static str;
     /// Findings about one tool.
     fn tool(&self, _cx: &Context<'_>, _t: &ToolView<'_>, _out: &mut Vec<Finding>) {}
-    /// True when [`Detector::tool`]'s findings are a function of the
-    /// inventory alone (not of the lock, nor of the client configs): they
-    /// are then remembered with the inventory's index ([`memo`]).
-    fn pure(&self) -> bool {
-        false
+    /// What [`Detector::tool`]'s (or [`Detector::server`]'s) findings
+    /// depend on, which says what of them may be remembered ([`memo`]).
+    /// The default is safe for any detector: it always runs.
+    fn depends(&self, _level: Level) -> Depends {
+        Depends::Anything
     }
     /// Findings about one server's own fields.
     fn server(&self, _cx: &Context<'_>, _s: &ServerView<'_>, _out: &mut Vec<Finding>) {}
     /// Findings across the inventory (names shared or alike).
     fn inventory(&self, _cx: &Context<'_>, _out: &mut Vec<Finding>) {}
+}
+
+/// The per-subject methods of a detector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// [`Detector::server`].
+    Server,
+    /// [`Detector::tool`].
+    Tool,
+}
+
+/// What a detector's per-tool or per-server findings depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depends {
+    /// Nothing: it reports nothing at this level (it is not called).
+    Nothing,
+    /// The inventory alone: the findings are remembered.
+    Inventory,
+    /// Whether it reports is a function of the inventory; what it says
+    /// (a severity) may depend on the lock: its silence is remembered.
+    InventoryToReport,
+    /// Anything (the lock, the client configs): it always runs.
+    Anything,
 }
 
 /// Every detector, in a fixed order.
@@ -160,67 +183,102 @@ pub fn run_with(cx: &Context<'_>, memo: Option<&memo::Memo>) -> (Vec<Finding>, O
 }
 
 /// The per-server and per-tool findings of `servers`, in order, with
-/// what to remember of each tool (nothing when `memo` gave it).
+/// what to remember of each server and tool (nothing when `memo` gave it).
 fn per_server(
     cx: &Context<'_>,
     detectors: &[Box<dyn Detector>],
     servers: &[&crate::inventory::Server],
-    memo: Option<&[Vec<memo::Remembered>]>,
+    memo: Option<&[memo::Server]>,
 ) -> (Vec<Finding>, memo::Memo) {
     let mut out = Vec::new();
     let mut learned = Vec::new();
     for (i, server) in servers.iter().enumerate() {
+        let remembered = memo.map(|m| &m[i]);
         let view = ServerView {
             server: &server.name,
             fields: &server.descriptor.fields,
             launch: &server.launch,
         };
-        for d in detectors {
-            d.server(cx, &view, &mut out);
-        }
-        let remembered = memo.map(|m| &m[i]);
+        let own = subject(
+            detectors,
+            Level::Server,
+            remembered.map(|r| &r.server),
+            &mut out,
+            || (),
+            |d, (), found| d.server(cx, &view, found),
+        );
         let mut tools = Vec::new();
         for (j, (name, tool)) in server.tools.iter().enumerate() {
-            let known = remembered.map(|r| &r[j]);
-            if let Some(r) = known {
-                out.extend(r.pure.iter().cloned());
-                if r.quiet {
-                    // Nothing else to say: the tool need not be read.
-                    continue;
-                }
-            }
-            let raw = tool.raw();
-            let view = ToolView {
-                server: &server.name,
-                tool: name,
-                raw: &raw,
-            };
-            let mut r = memo::Remembered {
-                pure: Vec::new(),
-                quiet: true,
-            };
-            for d in detectors {
-                match (d.pure(), known) {
-                    (true, Some(_)) => {}
-                    (true, None) => d.tool(cx, &view, &mut r.pure),
-                    (false, _) => {
-                        let before = out.len();
-                        d.tool(cx, &view, &mut out);
-                        r.quiet &= out.len() == before;
-                    }
-                }
-            }
-            if known.is_none() {
-                out.extend(r.pure.iter().cloned());
-                tools.push(r);
-            }
+            let r = subject(
+                detectors,
+                Level::Tool,
+                remembered.map(|r| &r.tools[j]),
+                &mut out,
+                || tool.raw(),
+                |d, raw, found| {
+                    let view = ToolView {
+                        server: &server.name,
+                        tool: name,
+                        raw,
+                    };
+                    d.tool(cx, &view, found);
+                },
+            );
+            tools.extend(r);
         }
-        if remembered.is_none() {
-            learned.push(tools);
+        if let Some(own) = own {
+            learned.push(memo::Server { server: own, tools });
         }
         server.release();
     }
     (out, learned)
+}
+
+/// Runs the detectors on one subject (a server's own fields, or a tool)
+/// into `out`, taking from `known` what was remembered of it. `read`
+/// gives what the detectors read (a tool's tree), only when some detector
+/// has to run. Returns what to remember, when nothing was known.
+fn subject<T>(
+    detectors: &[Box<dyn Detector>],
+    level: Level,
+    known: Option<&memo::Remembered>,
+    out: &mut Vec<Finding>,
+    read: impl FnOnce() -> T,
+    run: impl Fn(&dyn Detector, &T, &mut Vec<Finding>),
+) -> Option<memo::Remembered> {
+    let must = |d: &dyn Detector| match (d.depends(level), known) {
+        (Depends::Nothing, _) => false,
+        (_, None) | (Depends::Anything, _) => true,
+        (Depends::InventoryToReport, Some(k)) => !k.quiet,
+        (Depends::Inventory, Some(_)) => false,
+    };
+    if let Some(k) = known {
+        out.extend(k.pure.iter().cloned());
+    }
+    let mut r = memo::Remembered {
+        pure: Vec::new(),
+        quiet: true,
+    };
+    if detectors.iter().any(|d| must(d.as_ref())) {
+        let value = read();
+        for d in detectors.iter().filter(|d| must(d.as_ref())) {
+            match d.depends(level) {
+                Depends::Inventory => run(d.as_ref(), &value, &mut r.pure),
+                depends => {
+                    let before = out.len();
+                    run(d.as_ref(), &value, out);
+                    if depends == Depends::InventoryToReport {
+                        r.quiet &= out.len() == before;
+                    }
+                }
+            }
+        }
+    }
+    if known.is_some() {
+        return None;
+    }
+    out.extend(r.pure.iter().cloned());
+    Some(r)
 }
 
 /// Raises the drift of a pinned field to critical when the changed text is
@@ -307,6 +365,78 @@ fn baseline(cx: &Context<'_>, f: &mut Finding) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A detector that says it reports nothing at a level is not called
+    /// there (see [`subject`]): on every attack and real file of the
+    /// corpus and the demo's inventory (risky launches), calling it anyway
+    /// must find nothing.
+    #[test]
+    fn a_detector_reports_nothing_where_it_says_so() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for dir in [
+            "../shared/corpus/attacks",
+            "../shared/corpus/real",
+            "samples/inventory-drifted",
+        ] {
+            for e in std::fs::read_dir(root.join(dir)).expect("the corpus and samples") {
+                let path = e.expect("an entry").path();
+                if path.extension().is_some_and(|x| x == "json") {
+                    files.push((path.clone(), std::fs::read(&path).expect("reads")));
+                }
+            }
+        }
+        assert!(files.len() > 10, "the corpus is there");
+        let opts = crate::inventory::ReadOptions {
+            max_size: 1 << 30,
+            ..Default::default()
+        };
+        let lock = Lock::default();
+        let mut checked = 0;
+        for (path, bytes) in files {
+            let Ok(inventory) = crate::inventory::read_files(vec![(path.clone(), bytes)], &opts)
+            else {
+                continue;
+            };
+            let cx = Context {
+                inventory: &inventory,
+                lock: &lock,
+                configs: &[],
+            };
+            for d in all() {
+                for s in inventory.servers.values() {
+                    let mut found = Vec::new();
+                    if d.depends(Level::Server) == Depends::Nothing {
+                        let view = ServerView {
+                            server: &s.name,
+                            fields: &s.descriptor.fields,
+                            launch: &s.launch,
+                        };
+                        d.server(&cx, &view, &mut found);
+                    }
+                    if d.depends(Level::Tool) == Depends::Nothing {
+                        for (name, t) in &s.tools {
+                            let raw = t.raw();
+                            let view = ToolView {
+                                server: &s.name,
+                                tool: name,
+                                raw: &raw,
+                            };
+                            d.tool(&cx, &view, &mut found);
+                            checked += 1;
+                        }
+                    }
+                    assert!(
+                        found.is_empty(),
+                        "{} in {}: {found:?}",
+                        d.name(),
+                        path.display()
+                    );
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
+    }
 
     fn finding(class: Class, severity: Severity, tool: &str, field: &str) -> Finding {
         Finding {

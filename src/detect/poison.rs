@@ -98,8 +98,8 @@ impl Detector for Poison {
         "poison"
     }
 
-    fn pure(&self) -> bool {
-        true
+    fn depends(&self, _level: super::Level) -> super::Depends {
+        super::Depends::Inventory
     }
 
     fn tool(&self, cx: &Context<'_>, t: &ToolView<'_>, out: &mut Vec<Finding>) {

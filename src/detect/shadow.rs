@@ -36,6 +36,12 @@ impl Detector for Shadow {
         "shadow"
     }
 
+    fn depends(&self, _level: super::Level) -> super::Depends {
+        // Whether a text names another server's tool is the inventory's
+        // business; the lock only says whether its approver saw it.
+        super::Depends::InventoryToReport
+    }
+
     fn tool(&self, cx: &Context<'_>, t: &ToolView<'_>, out: &mut Vec<Finding>) {
         let names = self.names.get_or_init(|| Names::new(cx.inventory));
         let Some(reader) = names.reader(cx.inventory, t.server) else {

@@ -46,6 +46,11 @@ const MAX_GROUP: usize = 256;
 const MAX_NEAR_MISS_CHARS: usize = 128;
 
 impl Detector for Squat {
+    fn depends(&self, _level: super::Level) -> super::Depends {
+        // Only the whole-inventory pass.
+        super::Depends::Nothing
+    }
+
     fn name(&self) -> &'static str {
         "squat"
     }

@@ -19,6 +19,14 @@ use crate::json::{push_pointer_token, Object, Value};
 pub struct Transport;
 
 impl Detector for Transport {
+    fn depends(&self, level: super::Level) -> super::Depends {
+        match level {
+            // The launch against the client configs: every run.
+            super::Level::Server => super::Depends::Anything,
+            super::Level::Tool => super::Depends::Nothing,
+        }
+    }
+
     fn name(&self) -> &'static str {
         "transport"
     }

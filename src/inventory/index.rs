@@ -25,7 +25,7 @@ use crate::json::Object;
 use crate::lock::index::sorted;
 
 /// First bytes of the file; the number is the layout's version.
-const MAGIC: &[u8; 12] = b"kams-iix\0\0\0\x01";
+const MAGIC: &[u8; 12] = b"kams-iix\0\0\0\x02";
 
 /// Who wrote it: another release may read inventories differently.
 const WRITER: &str = env!("CARGO_PKG_VERSION");

@@ -26,7 +26,7 @@ use crate::json::Object;
 use super::format::{Approval, Entry, Lock, LockServer, State};
 
 /// First bytes of the file; the number is the layout's version.
-const MAGIC: &[u8; 12] = b"kams-lix\0\0\0\x01";
+const MAGIC: &[u8; 12] = b"kams-lix\0\0\0\x02";
 
 /// Who wrote it: another release may read or verify a lock differently.
 const WRITER: &str = env!("CARGO_PKG_VERSION");

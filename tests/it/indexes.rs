@@ -132,7 +132,7 @@ fn a_damaged_index_is_ignored_and_written_anew() {
             b[n] ^= 1;
         },
         &|b| b.clear(),
-        &|b| *b = b"kams-lix\0\0\0\x01 not an index".to_vec(),
+        &|b| *b = b"kams-lix\0\0\0\x02 not an index".to_vec(),
     ];
     for damage in damages {
         for (file, bytes) in files.iter().zip(&good) {
