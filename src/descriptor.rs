@@ -185,16 +185,41 @@ impl FieldDigests {
     /// a number names no field or the fields are not in order.
     pub fn from_numbered(items: Vec<(u8, Digest)>) -> Option<FieldDigests> {
         let count = TOOL_FIELDS.len() + SERVER_FIELDS.len();
+        // Numbers first: `field_at` takes only known ones.
         let known = items.iter().all(|(k, _)| usize::from(*k) < count);
-        let ordered = items
-            .windows(2)
-            .all(|w| field_at(w[0].0) < field_at(w[1].0));
-        (known && ordered).then_some(FieldDigests(items))
+        let ordered = || {
+            items
+                .windows(2)
+                .all(|w| field_at(w[0].0) < field_at(w[1].0))
+        };
+        (known && ordered()).then_some(FieldDigests(items))
     }
 
     /// True when there is no field.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod field_tests {
+    use super::*;
+
+    #[test]
+    fn numbered_fields_read_back_and_bad_numbers_are_refused() {
+        let mut f = FieldDigests::default();
+        f.insert("name", Digest::of(b"n"));
+        f.insert("description", Digest::of(b"d"));
+        let items: Vec<(u8, Digest)> = f.numbered().map(|(k, d)| (k, *d)).collect();
+        assert_eq!(FieldDigests::from_numbered(items.clone()), Some(f));
+        let reversed: Vec<(u8, Digest)> = items.iter().rev().copied().collect();
+        assert_eq!(FieldDigests::from_numbered(reversed), None);
+        for n in [11, 200, 255] {
+            assert_eq!(
+                FieldDigests::from_numbered(vec![(0, Digest::of(b"x")), (n, Digest::of(b"y"))]),
+                None
+            );
+        }
     }
 }
 

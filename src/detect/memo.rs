@@ -221,6 +221,11 @@ mod tests {
         assert_eq!(decode(&bytes, &Digest::of(b"other"), &inv), None);
         let other = super::super::squat::tests::inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
         assert_eq!(decode(&bytes, &key, &other), None, "another tool name");
+        for n in 0..bytes.len() - 32 {
+            for xor in [0x01, 0x80, 0xff] {
+                let _ = decode(&cachefile::forged(&bytes, n, xor), &key, &inv);
+            }
+        }
         for n in (0..bytes.len()).step_by(3) {
             assert_eq!(decode(&bytes[..n], &key, &inv), None);
             let mut bad = bytes.clone();

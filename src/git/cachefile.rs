@@ -80,6 +80,17 @@ pub fn prune(dir: &Path, prefix: &str, keep: usize) {
     }
 }
 
+/// For tests of a decoder: `sealed` with byte `at` of its body changed
+/// and sealed again, a well-formed file that says something else (what a
+/// writer with a bug, or someone who can write to `.git`, could leave).
+#[cfg(test)]
+pub fn forged(sealed: &[u8], at: usize, xor: u8) -> Vec<u8> {
+    let mut body = sealed[..sealed.len() - 32].to_vec();
+    let at = at % body.len();
+    body[at] ^= xor;
+    seal(body)
+}
+
 /// A writer of the layout.
 pub struct Out(pub Vec<u8>);
 

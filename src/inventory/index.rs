@@ -309,6 +309,13 @@ mod tests {
             key(&files, Some("srv"), &|_, _| ()),
             "--server is part of the key"
         );
+        // Sealed anew after a change, every byte: an answer or a refusal,
+        // never a panic.
+        for n in 0..bytes.len() - 32 {
+            for xor in [0x01, 0x80, 0xff] {
+                let _ = decode(&cachefile::forged(&bytes, n, xor), &k, &files);
+            }
+        }
         let other = key(&files[1..], None, &|_, _| ());
         assert!(decode(&bytes, &other, &files).is_none());
         // Spans past the end of the files given: not these files.

@@ -320,6 +320,13 @@ mod tests {
         // Spans past the end of the text given: not this lock's text.
         let short: Shared = Arc::new((*text).as_ref()[..100].to_vec());
         assert_eq!(decode(&bytes, &key, Some(short)), None);
+        // Sealed anew after a change, every byte: an answer or a refusal,
+        // never a panic.
+        for n in 0..bytes.len() - 32 {
+            for xor in [0x01, 0x80, 0xff] {
+                let _ = decode(&cachefile::forged(&bytes, n, xor), &key, Some(text.clone()));
+            }
+        }
         // Digests only: no text, no spans kept.
         let bare = decode(&bytes, &key, None).expect("decodes without text");
         assert_eq!(bare, lock);
