@@ -64,15 +64,7 @@ impl Policy {
             }
             _ => Vec::new(),
         };
-        let require_signed = match env.repo.config("kams.requireSigned") {
-            None => false,
-            Some(v) => parse_bool(&v).ok_or_else(|| {
-                anyhow!(
-                    "git config kams.requireSigned: `{}` is not a boolean (true or false)",
-                    escape_display(&v)
-                )
-            })?,
-        };
+        let require_signed = env.config_bool("kams.requireSigned", false)?;
         if require_signed {
             notes.push(
                 "kams.requireSigned: approval commits must carry a signature; it is not verified here (have the server or CI verify it, e.g. with git verify-commit)".into(),

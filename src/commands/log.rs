@@ -48,16 +48,7 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write, err: &mut dyn Write) 
         None => notes.push(format!("no commits yet: {} has no history", rel.display())),
         Some(tip) => {
             let mut history = History::new(repo, &rel)?;
-            let cached = match env.repo.config("kams.logCache") {
-                None => true,
-                Some(v) => super::hook::parse_bool(&v).ok_or_else(|| {
-                    anyhow!(
-                        "git config kams.logCache: `{}` is not a boolean (true or false)",
-                        escape_display(&v)
-                    )
-                })?,
-            };
-            if cached {
+            if env.config_bool("kams.logCache", true)? {
                 history.use_log_cache();
             }
             let mut walk = LogWalk::new(&mut history, tip)?;

@@ -385,16 +385,22 @@ impl Env {
         let Some(repo) = self.repo.gix() else {
             return Ok(None);
         };
-        let on = match self.repo.config("kams.indexCache") {
-            None => true,
+        let on = self.config_bool("kams.indexCache", true)?;
+        Ok(on.then(|| repo.common_dir().to_path_buf()))
+    }
+
+    /// The boolean git config `key`, `default` when unset; an error naming
+    /// the key when it is no boolean.
+    pub fn config_bool(&self, key: &str, default: bool) -> Result<bool> {
+        match self.repo.config(key) {
+            None => Ok(default),
             Some(v) => hook::parse_bool(&v).ok_or_else(|| {
                 anyhow!(
-                    "git config kams.indexCache: `{}` is not a boolean (true or false)",
+                    "git config {key}: `{}` is not a boolean (true or false)",
                     crate::text::escape_display(&v)
                 )
-            })?,
-        };
-        Ok(on.then(|| repo.common_dir().to_path_buf()))
+            }),
+        }
     }
 
     /// The inventory files committed at `rev`.

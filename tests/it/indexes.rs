@@ -244,3 +244,26 @@ fn only_status_and_scan_keep_indexes() {
         "and what scan found in it"
     );
 }
+
+#[test]
+fn a_setting_that_is_no_boolean_is_an_error_naming_it() {
+    let s = story();
+    let p = s.path();
+    for (key, args) in [
+        ("kams.indexCache", &["status"][..]),
+        ("kams.logCache", &["log"]),
+    ] {
+        let out = kams(p)
+            .env("GIT_CONFIG_PARAMETERS", format!("'{key}'='maybe'"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{key}");
+        assert_eq!(
+            text(&out.stderr).trim_end(),
+            format!("error: git config {key}: `maybe` is not a boolean (true or false)"),
+            "{key}"
+        );
+    }
+    assert_eq!(indexes_of(p, ""), Vec::<PathBuf>::new());
+}
