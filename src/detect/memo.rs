@@ -23,7 +23,7 @@ use crate::git::cachefile::{self, In, Out};
 use crate::inventory::Inventory;
 
 /// First bytes of the file; the number is the layout's version.
-const MAGIC: &[u8; 12] = b"kams-fix\0\0\0\x02";
+const MAGIC: &[u8; 12] = b"kams-fix\0\0\0\x03";
 
 /// Who wrote it: another release may detect differently.
 const WRITER: &str = env!("CARGO_PKG_VERSION");

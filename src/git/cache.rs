@@ -532,9 +532,7 @@ mod tests {
             .position(|w| w == from.as_bytes())
             .expect("present");
         body[at..at + to.len()].copy_from_slice(to.as_bytes());
-        let sum = Sha256::digest(&body);
-        body.extend_from_slice(&sum);
-        body
+        cachefile::seal(body)
     }
 
     #[test]

@@ -1,17 +1,17 @@
 //! What git-kams's cache files under `$GIT_COMMON_DIR/kams/` share: a
 //! little-endian binary layout read by a reader that answers `None` past
-//! its end, a SHA-256 seal over the whole file (so truncation and
+//! its end, a BLAKE3 seal over the whole file (so truncation and
 //! corruption show), a size cap on reading, and writing by a temporary file
 //! and a rename (so a reader sees the old file or the new one).
 //!
-//! The log cache ([`super::cache`]) and the lock index
-//! ([`crate::lock::index`]) are such files.
+//! The log cache ([`super::cache`]), the lock and inventory indexes
+//! ([`crate::lock::index`], [`crate::inventory::index`]) and the findings
+//! memo ([`crate::detect::memo`]) are such files.
 
 use std::io::Write;
 use std::path::Path;
 
 use gix::ObjectId;
-use sha2::{Digest as _, Sha256};
 
 use super::cache::IdMap;
 use crate::canon::Digest;
@@ -22,17 +22,54 @@ use crate::json::{Object, Value};
 /// and the lock's own levels.
 const MAX_VALUE_DEPTH: usize = crate::json::MAX_DEPTH + 8;
 
-/// `body` followed by its SHA-256.
+/// `body` followed by its BLAKE3 hash.
 pub fn seal(mut body: Vec<u8>) -> Vec<u8> {
-    let sum = Sha256::digest(&body);
-    body.extend_from_slice(&sum);
+    let sum = blake3::hash(&body);
+    body.extend_from_slice(sum.as_bytes());
     body
 }
 
 /// The body of a sealed file, `None` when the seal does not match.
 pub fn unseal(bytes: &[u8]) -> Option<&[u8]> {
     let body = bytes.get(..bytes.len().checked_sub(32)?)?;
-    (Sha256::digest(body).as_slice() == &bytes[body.len()..]).then_some(body)
+    (blake3::hash(body).as_bytes() == &bytes[body.len()..]).then_some(body)
+}
+
+/// Names a file's content: BLAKE3, a cryptographic hash (an index named
+/// by a collision would describe another text), at about three times the
+/// speed of SHA-256 with SHA-NI on the machines measured, over the 125 MiB
+/// lock and 54 MiB inventory a large scan names on every run.
+pub struct Namer(blake3::Hasher);
+
+impl Namer {
+    /// An empty one.
+    pub fn new() -> Namer {
+        Namer(blake3::Hasher::new())
+    }
+    /// Adds `bytes`.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+    /// Adds `bytes` 8 MiB at a time, calling `done(n)` with the length
+    /// added so far after each (whose memory may be given back).
+    pub fn update_releasing(&mut self, bytes: &[u8], done: &mut dyn FnMut(usize)) {
+        let mut n = 0;
+        for chunk in bytes.chunks(8 << 20) {
+            self.0.update(chunk);
+            n += chunk.len();
+            done(n);
+        }
+    }
+    /// The name.
+    pub fn finish(&self) -> Digest {
+        Digest(*self.0.finalize().as_bytes())
+    }
+}
+
+impl Default for Namer {
+    fn default() -> Namer {
+        Namer::new()
+    }
 }
 
 /// The file's bytes (mapped when large: they leave memory with the

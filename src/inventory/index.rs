@@ -5,7 +5,7 @@
 //! again. It serves readers that keep digests only (`status`, `scan`):
 //! detectors still read every tool from the files' own bytes.
 //!
-//! An index is named by the SHA-256 of everything the reading depended
+//! An index is named by the BLAKE3 hash of everything the reading depended
 //! on: each file's path and bytes, and `--server`. Only a read that
 //! succeeded is indexed. An index that does not decode and check (seal,
 //! layout, writer, name, structure, spans inside the files) is ignored
@@ -13,8 +13,6 @@
 //! writes one. `docs/lockfile.md` describes it.
 
 use std::path::{Path, PathBuf};
-
-use sha2::Digest as _;
 
 use super::{Ambiguity, Inventory, Server, Tool};
 use crate::canon::Digest;
@@ -25,7 +23,7 @@ use crate::json::Object;
 use crate::lock::index::sorted;
 
 /// First bytes of the file; the number is the layout's version.
-const MAGIC: &[u8; 12] = b"kams-iix\0\0\0\x02";
+const MAGIC: &[u8; 12] = b"kams-iix\0\0\0\x03";
 
 /// Who wrote it: another release may read inventories differently.
 const WRITER: &str = env!("CARGO_PKG_VERSION");
@@ -43,29 +41,24 @@ pub fn key(
     server: Option<&str>,
     done: &dyn Fn(usize, usize),
 ) -> Digest {
-    let mut h = sha2::Sha256::new();
-    h.update((files.len() as u64).to_le_bytes());
+    let mut h = cachefile::Namer::new();
+    h.update(&(files.len() as u64).to_le_bytes());
     for (i, (path, bytes)) in files.iter().enumerate() {
         let path = path.as_os_str().as_encoded_bytes();
-        h.update((path.len() as u64).to_le_bytes());
+        h.update(&(path.len() as u64).to_le_bytes());
         h.update(path);
         let bytes = (**bytes).as_ref();
-        h.update((bytes.len() as u64).to_le_bytes());
-        let mut n = 0;
-        for chunk in bytes.chunks(8 << 20) {
-            h.update(chunk);
-            n += chunk.len();
-            done(i, n);
-        }
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update_releasing(bytes, &mut |n| done(i, n));
     }
     match server {
         Some(s) => {
-            h.update([1]);
+            h.update(&[1]);
             h.update(s.as_bytes());
         }
-        None => h.update([0]),
+        None => h.update(&[0]),
     }
-    Digest(h.finalize().into())
+    h.finish()
 }
 
 /// The index file for `key` under the common git directory `common_dir`.

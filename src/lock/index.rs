@@ -5,7 +5,7 @@
 //!
 //! An index is named by the content it describes, so it cannot go out of
 //! date: a committed lock by its blob id (`status --at REV` then reads no
-//! blob at all), a lock file by the SHA-256 of its bytes (which costs a
+//! blob at all), a lock file by the BLAKE3 hash of its bytes (which costs a
 //! read at memory speed, against a parse). Only a lock that read and
 //! verified without error is indexed; a corrupt lock is an error on every
 //! run. An index that does not decode and check (seal, layout, writer,
@@ -26,7 +26,7 @@ use crate::json::Object;
 use super::format::{Approval, Entry, Lock, LockServer, State};
 
 /// First bytes of the file; the number is the layout's version.
-const MAGIC: &[u8; 12] = b"kams-lix\0\0\0\x02";
+const MAGIC: &[u8; 12] = b"kams-lix\0\0\0\x03";
 
 /// Who wrote it: another release may read or verify a lock differently.
 const WRITER: &str = env!("CARGO_PKG_VERSION");
@@ -43,7 +43,8 @@ const KEEP: usize = 8;
 pub enum Key {
     /// The lock committed as this blob.
     Blob(gix::ObjectId),
-    /// The lock text with this SHA-256 (after any byte order mark).
+    /// The lock text with this BLAKE3 hash (after any byte order mark;
+    /// see [`cachefile::Namer`]).
     Text(Digest),
 }
 
@@ -56,21 +57,15 @@ impl Key {
     /// Like [`Key::of_text`], calling `done(n)` after each 8 MiB with the
     /// length `n` hashed so far (whose memory may be given back).
     pub fn of_text_releasing(text: &[u8], done: &dyn Fn(usize)) -> Key {
-        use sha2::Digest as _;
-        let mut hasher = sha2::Sha256::new();
-        let mut n = 0;
-        for chunk in text.chunks(8 << 20) {
-            hasher.update(chunk);
-            n += chunk.len();
-            done(n);
-        }
-        Key::Text(Digest(hasher.finalize().into()))
+        let mut namer = cachefile::Namer::new();
+        namer.update_releasing(text, &mut |n| done(n));
+        Key::Text(namer.finish())
     }
 
     fn name(&self) -> String {
         match self {
             Key::Blob(id) => format!("blob-{id}"),
-            Key::Text(d) => format!("sha256-{}", d.hex()),
+            Key::Text(d) => format!("blake3-{}", d.hex()),
         }
     }
 }

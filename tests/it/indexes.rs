@@ -102,7 +102,7 @@ fn status_and_scan_are_the_same_without_the_index_cold_and_warm() {
         "{names:?}"
     );
     assert!(
-        names.iter().any(|n| n.starts_with("lock-sha256-")),
+        names.iter().any(|n| n.starts_with("lock-blake3-")),
         "{names:?}"
     );
 }
@@ -132,7 +132,7 @@ fn a_damaged_index_is_ignored_and_written_anew() {
             b[n] ^= 1;
         },
         &|b| b.clear(),
-        &|b| *b = b"kams-lix\0\0\0\x02 not an index".to_vec(),
+        &|b| *b = b"kams-lix\0\0\0\x03 not an index".to_vec(),
     ];
     for damage in damages {
         for (file, bytes) in files.iter().zip(&good) {
