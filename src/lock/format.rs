@@ -43,6 +43,16 @@ pub struct Approval {
     pub note: String,
 }
 
+/// `a`, as the same allocation as `last` when equal to it; otherwise it
+/// becomes `last`. Entries pinned together share one approval (a pin of a
+/// whole inventory writes 100,000 equal ones).
+pub(crate) fn share_approval(a: Approval, last: &mut Option<Arc<Approval>>) -> Arc<Approval> {
+    match last {
+        Some(l) if **l == a => l.clone(),
+        _ => last.insert(Arc::new(a)).clone(),
+    }
+}
+
 /// One server-level or tool entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
@@ -308,13 +318,11 @@ fn parse_lock(
         };
         e.descriptor.fields = Object::new();
         e.lazy = Lazy(Some((shared.clone(), start..end)));
-        // Entries pinned together share one approval.
         let mut last = last.borrow_mut();
-        match (&e.approval, &*last) {
-            (Some(a), Some(l)) if a == l => e.approval = Some(l.clone()),
-            (Some(a), _) => *last = Some(a.clone()),
-            (None, _) => {}
-        }
+        e.approval = e
+            .approval
+            .take()
+            .map(|a| share_approval(Arc::unwrap_or_clone(a), &mut last));
         Ok(e)
     };
     r.object(|r, key| -> Result<(), LockError> {

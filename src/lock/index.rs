@@ -23,7 +23,7 @@ use crate::git::cachefile::{self, In, Out};
 use crate::input::Shared;
 use crate::json::Object;
 
-use super::format::{Approval, Entry, Lock, LockServer, State};
+use super::format::{share_approval, Approval, Entry, Lock, LockServer, State};
 
 /// First bytes of the file; the number is the layout's version.
 const MAGIC: &[u8; 12] = b"kams-lix\0\0\0\x03";
@@ -197,8 +197,7 @@ pub(crate) fn sorted<V>(items: Vec<(String, V)>) -> Option<BTreeMap<String, V>> 
         .then(|| items.into_iter().collect())
 }
 
-/// One entry. `last` is the approval read before: entries pinned together
-/// share one (100,000 entries would otherwise hold 100,000 copies).
+/// One entry. `last` is the approval read before (see [`share_approval`]).
 fn take_entry(
     r: &mut In<'_>,
     text: &Option<Shared>,
@@ -239,10 +238,7 @@ fn take_entry(
             field_digests,
         },
         first_seen,
-        approval: approval.map(|a| match last {
-            Some(l) if **l == a => l.clone(),
-            _ => last.insert(Arc::new(a)).clone(),
-        }),
+        approval: approval.map(|a| share_approval(a, last)),
         lazy,
     })
 }
