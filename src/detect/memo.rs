@@ -15,24 +15,18 @@
 //! the indexes (seal, layout, writer, key, and the inventory's server and
 //! tool names, in order).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::canon::Digest;
 use crate::finding::{Class, Finding, Severity};
 use crate::git::cachefile::{self, In, Out};
 use crate::inventory::Inventory;
 
-/// First bytes of the file; the number is the layout's version.
-const MAGIC: &[u8; 12] = b"kams-fix\0\0\0\x03";
-
-/// Who wrote it: another release may detect differently.
-const WRITER: &str = env!("CARGO_PKG_VERSION");
-
-/// A larger file is not read.
-const MAX_SIZE: u64 = 1 << 30;
-
-/// How many are kept.
-const KEEP: usize = 8;
+/// The memo files.
+const INDEX: cachefile::Named = cachefile::Named {
+    prefix: "findings-",
+    magic: b"kams-fix\0\0\0\x04",
+};
 
 /// What is remembered of one tool.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -56,41 +50,26 @@ pub struct Server {
 /// Per server of the inventory, in order.
 pub type Memo = Vec<Server>;
 
-/// The file for the inventory whose index key is `key`.
-pub fn file(common_dir: &Path, key: &Digest) -> PathBuf {
-    common_dir
-        .join("kams")
-        .join(format!("findings-{}.idx", key.hex()))
-}
-
 /// The memo of `inventory` (index key `key`), `None` when there is no
 /// usable one.
 pub fn load(common_dir: &Path, key: &Digest, inventory: &Inventory) -> Option<Memo> {
-    decode(
-        &cachefile::read(&file(common_dir, key), MAX_SIZE)?,
-        key,
-        inventory,
-    )
+    decode(&INDEX.read(common_dir, &key.hex())?, key, inventory)
 }
 
-/// Writes `memo` of `inventory` for `key`, keeping the [`KEEP`] newest.
+/// Writes `memo` of `inventory` for `key` (see
+/// [`cachefile::Named::store`]).
 pub fn store(
     common_dir: &Path,
     key: &Digest,
     inventory: &Inventory,
     memo: &Memo,
 ) -> std::io::Result<()> {
-    let path = file(common_dir, key);
-    cachefile::write(&path, "findings", &encode(memo, key, inventory))?;
-    cachefile::prune(path.parent().unwrap_or(Path::new(".")), "findings-", KEEP);
-    Ok(())
+    INDEX.store(common_dir, &key.hex(), encode(memo, key, inventory))
 }
 
-fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Vec<u8> {
-    let mut out = Out(Vec::new());
-    out.0.extend_from_slice(MAGIC);
-    out.bytes(WRITER.as_bytes());
-    out.digest(key);
+/// The file's body after its header.
+fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Out {
+    let mut out = INDEX.begin(&key.hex(), 4096);
     out.u32(memo.len());
     for (server, m) in inventory.servers.values().zip(memo) {
         out.bytes(server.name.as_bytes());
@@ -101,7 +80,7 @@ fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Vec<u8> {
             put(&mut out, r);
         }
     }
-    cachefile::seal(out.0)
+    out
 }
 
 fn put(out: &mut Out, r: &Remembered) {
@@ -141,13 +120,7 @@ fn take(r: &mut In<'_>) -> Option<Remembered> {
 }
 
 fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory) -> Option<Memo> {
-    let mut r = In {
-        rest: cachefile::unseal(bytes)?.strip_prefix(MAGIC)?,
-        id_len: 0,
-    };
-    if r.bytes()? != WRITER.as_bytes() || r.digest()? != *key {
-        return None;
-    }
+    let mut r = INDEX.open(bytes, &key.hex())?;
     if r.count()? != inventory.servers.len() {
         return None;
     }
@@ -216,7 +189,7 @@ mod tests {
     fn a_memo_reads_back_for_its_inventory_only() {
         let (inv, memo) = sample();
         let key = Digest::of(b"inventory");
-        let bytes = encode(&memo, &key, &inv);
+        let bytes = cachefile::seal(encode(&memo, &key, &inv).0);
         assert_eq!(decode(&bytes, &key, &inv), Some(memo.clone()));
         assert_eq!(decode(&bytes, &Digest::of(b"other"), &inv), None);
         let other = super::super::squat::tests::inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);

@@ -128,6 +128,71 @@ pub fn forged(sealed: &[u8], at: usize, xor: u8) -> Vec<u8> {
     seal(body)
 }
 
+/// A kind of cache file named by the content it describes:
+/// `$GIT_COMMON_DIR/kams/<prefix><name>.idx`. Each starts with `magic`
+/// (the kind and its layout's version), the release of git-kams that wrote
+/// it (another may read or detect differently) and its name, and ends with
+/// its seal. Files larger than [`Named::MAX_SIZE`] are not read, and only
+/// the newest [`Named::KEEP`] of a kind are kept.
+pub struct Named {
+    /// The start of the file names.
+    pub prefix: &'static str,
+    /// The first bytes; the last is the layout's version.
+    pub magic: &'static [u8; 12],
+}
+
+impl Named {
+    /// Largest file read.
+    pub const MAX_SIZE: u64 = 1 << 30;
+    /// Files kept of each kind: a branch switch or a pin makes a new one.
+    pub const KEEP: usize = 8;
+
+    /// The file named `name` under the common git directory `common_dir`.
+    pub fn file(&self, common_dir: &Path, name: &str) -> std::path::PathBuf {
+        common_dir
+            .join("kams")
+            .join(format!("{}{name}.idx", self.prefix))
+    }
+
+    /// A writer that has written the header of the file named `name`.
+    pub fn begin(&self, name: &str, capacity: usize) -> Out {
+        let mut out = Out(Vec::with_capacity(capacity));
+        out.0.extend_from_slice(self.magic);
+        out.bytes(env!("CARGO_PKG_VERSION").as_bytes());
+        out.bytes(name.as_bytes());
+        out
+    }
+
+    /// A reader of the body of `bytes`, when they are a sealed file of
+    /// this kind and layout, by this release, named `name`.
+    pub fn open<'a>(&self, bytes: &'a [u8], name: &str) -> Option<In<'a>> {
+        let mut r = In {
+            rest: unseal(bytes)?.strip_prefix(self.magic)?,
+            id_len: 0,
+        };
+        (r.bytes()? == env!("CARGO_PKG_VERSION").as_bytes() && r.bytes()? == name.as_bytes())
+            .then_some(r)
+    }
+
+    /// The bytes of the file named `name`, if there is one to read.
+    pub fn read(&self, common_dir: &Path, name: &str) -> Option<crate::input::Input> {
+        read(&self.file(common_dir, name), Named::MAX_SIZE)
+    }
+
+    /// Seals `out` into the file named `name`, and removes all but the
+    /// newest [`Named::KEEP`] of this kind.
+    pub fn store(&self, common_dir: &Path, name: &str, out: Out) -> std::io::Result<()> {
+        let path = self.file(common_dir, name);
+        write(&path, self.prefix.trim_end_matches('-'), &seal(out.0))?;
+        prune(
+            path.parent().unwrap_or(Path::new(".")),
+            self.prefix,
+            Named::KEEP,
+        );
+        Ok(())
+    }
+}
+
 /// A writer of the layout.
 pub struct Out(pub Vec<u8>);
 

@@ -17,22 +17,16 @@ use std::path::{Path, PathBuf};
 use super::{Ambiguity, Inventory, Server, Tool};
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
-use crate::git::cachefile::{self, In, Out};
+use crate::git::cachefile::{self, Out};
 use crate::input::Shared;
 use crate::json::Object;
 use crate::lock::index::sorted;
 
-/// First bytes of the file; the number is the layout's version.
-const MAGIC: &[u8; 12] = b"kams-iix\0\0\0\x03";
-
-/// Who wrote it: another release may read inventories differently.
-const WRITER: &str = env!("CARGO_PKG_VERSION");
-
-/// A larger index is not read.
-const MAX_SIZE: u64 = 1 << 30;
-
-/// How many indexes are kept.
-const KEEP: usize = 8;
+/// The inventory index files.
+const INDEX: cachefile::Named = cachefile::Named {
+    prefix: "inventory-",
+    magic: b"kams-iix\0\0\0\x04",
+};
 
 /// The name of the index of `files` read with `server` as `--server`;
 /// `done(i, n)` is called after each 8 MiB hashed of file `i`.
@@ -61,52 +55,31 @@ pub fn key(
     h.finish()
 }
 
-/// The index file for `key` under the common git directory `common_dir`.
-pub fn file(common_dir: &Path, key: &Digest) -> PathBuf {
-    common_dir
-        .join("kams")
-        .join(format!("inventory-{}.idx", key.hex()))
-}
-
 /// The inventory `key` names, its tools' spans in `files` (the same files
 /// the key was made of); `None` when there is no usable index.
 pub fn load(common_dir: &Path, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inventory> {
-    decode(
-        &cachefile::read(&file(common_dir, key), MAX_SIZE)?,
-        key,
-        files,
-    )
+    decode(&INDEX.read(common_dir, &key.hex())?, key, files)
 }
 
 /// Writes the index of `inventory` (read with digests only from `files`)
-/// for `key`, and removes all but the [`KEEP`] newest. Nothing is written
-/// when a tool has no span or a server's file is not among `files`.
+/// for `key` (see [`cachefile::Named::store`]). Nothing is written when a
+/// tool has no span or a server's file is not among `files`.
 pub fn store(
     common_dir: &Path,
     key: &Digest,
     files: &[(PathBuf, Shared)],
     inventory: &Inventory,
 ) -> std::io::Result<()> {
-    let Some(bytes) = encode(inventory, key, files) else {
-        return Ok(());
-    };
-    let path = file(common_dir, key);
-    cachefile::write(&path, "inventory-index", &bytes)?;
-    cachefile::prune(path.parent().unwrap_or(Path::new(".")), "inventory-", KEEP);
-    Ok(())
+    match encode(inventory, key, files) {
+        Some(out) => INDEX.store(common_dir, &key.hex(), out),
+        None => Ok(()),
+    }
 }
 
-fn encode(inv: &Inventory, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Vec<u8>> {
-    let mut out = Out(Vec::with_capacity(
-        64 + inv
-            .servers
-            .values()
-            .map(|s| s.tools.len() * 320)
-            .sum::<usize>(),
-    ));
-    out.0.extend_from_slice(MAGIC);
-    out.bytes(WRITER.as_bytes());
-    out.digest(key);
+/// The file's body after its header. `None` as for [`store`].
+fn encode(inv: &Inventory, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Out> {
+    let tools: usize = inv.servers.values().map(|s| s.tools.len()).sum();
+    let mut out = INDEX.begin(&key.hex(), 64 + tools * 320);
     out.u32(inv.servers.len());
     for (name, s) in &inv.servers {
         let file = files.iter().position(|(p, _)| *p == s.source)?;
@@ -134,17 +107,11 @@ fn encode(inv: &Inventory, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<
             out.u64(span.end as u64);
         }
     }
-    Some(cachefile::seal(out.0))
+    Some(out)
 }
 
 fn decode(bytes: &[u8], key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inventory> {
-    let mut r = In {
-        rest: cachefile::unseal(bytes)?.strip_prefix(MAGIC)?,
-        id_len: 0,
-    };
-    if r.bytes()? != WRITER.as_bytes() || r.digest()? != *key {
-        return None;
-    }
+    let mut r = INDEX.open(bytes, &key.hex())?;
     let servers = r.list(|r| {
         let name = r.str()?.to_string();
         let (path, text) = files.get(r.count()?)?;
@@ -281,7 +248,7 @@ mod tests {
         assert!(inv.servers.values().any(|s| !s.ambiguities.is_empty()));
         assert!(inv.servers.values().any(|s| !s.launch.is_empty()));
         let key = key(&files, None, &|_, _| ());
-        let bytes = encode(&inv, &key, &files).expect("encodes");
+        let bytes = cachefile::seal(encode(&inv, &key, &files).expect("encodes").0);
         let back = decode(&bytes, &key, &files).expect("decodes");
         assert_eq!(summary(&back), summary(&inv));
     }
@@ -290,7 +257,7 @@ mod tests {
     fn a_damaged_or_foreign_index_is_refused() {
         let (files, inv) = sample();
         let k = key(&files, None, &|_, _| ());
-        let bytes = encode(&inv, &k, &files).expect("encodes");
+        let bytes = cachefile::seal(encode(&inv, &k, &files).expect("encodes").0);
         for n in (0..bytes.len()).step_by(5) {
             assert!(decode(&bytes[..n], &k, &files).is_none());
             let mut bad = bytes.clone();

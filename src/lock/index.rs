@@ -14,7 +14,7 @@
 //! `docs/lockfile.md` describes it.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::canon::Digest;
@@ -25,18 +25,11 @@ use crate::json::Object;
 
 use super::format::{share_approval, Approval, Entry, Lock, LockServer, State};
 
-/// First bytes of the file; the number is the layout's version.
-const MAGIC: &[u8; 12] = b"kams-lix\0\0\0\x03";
-
-/// Who wrote it: another release may read or verify a lock differently.
-const WRITER: &str = env!("CARGO_PKG_VERSION");
-
-/// A larger index is not read.
-const MAX_SIZE: u64 = 1 << 30;
-
-/// How many indexes are kept: the newest, as a branch switch or a pin
-/// makes a new one.
-const KEEP: usize = 8;
+/// The lock index files.
+const INDEX: cachefile::Named = cachefile::Named {
+    prefix: "lock-",
+    magic: b"kams-lix\0\0\0\x03",
+};
 
 /// What an index describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,45 +63,28 @@ impl Key {
     }
 }
 
-/// The index file for `key` under the common git directory `common_dir`.
-pub fn file(common_dir: &Path, key: &Key) -> PathBuf {
-    common_dir
-        .join("kams")
-        .join(format!("lock-{}.idx", key.name()))
-}
-
 /// The lock `key` names, from its index under `common_dir`, with each
 /// entry's descriptor to be rebuilt from `text` (the lock's bytes) on
 /// demand; `None` when there is no usable index. Without `text`, entries
 /// cannot be materialised: for callers that need digests only.
 pub fn load(common_dir: &Path, key: &Key, text: Option<Shared>) -> Option<Lock> {
-    decode(
-        &cachefile::read(&file(common_dir, key), MAX_SIZE)?,
-        key,
-        text,
-    )
+    decode(&INDEX.read(common_dir, &key.name())?, key, text)
 }
 
-/// Writes the index of `lock` (as read, with its spans) for `key`, and
-/// removes all but the [`KEEP`] newest indexes. Nothing is written for a
-/// lock some entry of which has no span.
+/// Writes the index of `lock` (as read, with its spans) for `key` (see
+/// [`cachefile::Named::store`]). Nothing is written for a lock some entry
+/// of which has no span.
 pub fn store(common_dir: &Path, key: &Key, lock: &Lock) -> std::io::Result<()> {
-    let Some(bytes) = encode(lock, key) else {
-        return Ok(());
-    };
-    let path = file(common_dir, key);
-    cachefile::write(&path, "lock-index", &bytes)?;
-    cachefile::prune(path.parent().unwrap_or(Path::new(".")), "lock-", KEEP);
-    Ok(())
+    match encode(lock, key) {
+        Some(out) => INDEX.store(common_dir, &key.name(), out),
+        None => Ok(()),
+    }
 }
 
-/// The file's bytes: magic, writer, key, then each server (name, launch,
-/// server entry, tools), then the seal. `None` when an entry has no span.
-fn encode(lock: &Lock, key: &Key) -> Option<Vec<u8>> {
-    let mut out = Out(Vec::with_capacity(64 + lock.len() * 320));
-    out.0.extend_from_slice(MAGIC);
-    out.bytes(WRITER.as_bytes());
-    out.bytes(key.name().as_bytes());
+/// The file's body after its header: each server (name, launch, server
+/// entry, tools). `None` when an entry has no span.
+fn encode(lock: &Lock, key: &Key) -> Option<Out> {
+    let mut out = INDEX.begin(&key.name(), 64 + lock.len() * 320);
     out.u32(lock.servers.len());
     for (name, server) in &lock.servers {
         out.bytes(name.as_bytes());
@@ -132,7 +108,7 @@ fn encode(lock: &Lock, key: &Key) -> Option<Vec<u8>> {
             put_entry(&mut out, e)?;
         }
     }
-    Some(cachefile::seal(out.0))
+    Some(out)
 }
 
 fn put_entry(out: &mut Out, e: &Entry) -> Option<()> {
@@ -159,13 +135,7 @@ fn put_entry(out: &mut Out, e: &Entry) -> Option<()> {
 }
 
 fn decode(bytes: &[u8], key: &Key, text: Option<Shared>) -> Option<Lock> {
-    let mut r = In {
-        rest: cachefile::unseal(bytes)?.strip_prefix(MAGIC)?,
-        id_len: 0,
-    };
-    if r.bytes()? != WRITER.as_bytes() || r.bytes()? != key.name().as_bytes() {
-        return None;
-    }
+    let mut r = INDEX.open(bytes, &key.name())?;
     let len = text.as_ref().map(|t| (**t).as_ref().len());
     let mut last = None;
     let servers = sorted(r.list(|r| {
@@ -261,6 +231,10 @@ mod tests {
         (text, lock)
     }
 
+    fn sealed(lock: &Lock, key: &Key) -> Option<Vec<u8>> {
+        encode(lock, key).map(|out| cachefile::seal(out.0))
+    }
+
     fn spans(lock: &Lock) -> Vec<std::ops::Range<usize>> {
         lock.servers
             .values()
@@ -273,7 +247,7 @@ mod tests {
     fn an_index_reads_back_as_the_lock_it_describes() {
         let (text, lock) = sample();
         let key = Key::of_text((*text).as_ref());
-        let bytes = encode(&lock, &key).expect("every entry has a span");
+        let bytes = sealed(&lock, &key).expect("every entry has a span");
         let back = decode(&bytes, &key, Some(text.clone())).expect("decodes");
         assert_eq!(back, lock);
         assert!(lock.servers.values().any(|s| s.launch.is_some()));
@@ -292,14 +266,17 @@ mod tests {
         b.materialize(&wanted).expect("materialises");
         assert_eq!(a, b);
         assert_eq!(a, Lock::parse((*text).as_ref()).expect("reads"));
-        assert_eq!(encode(&b, &key), None, "materialised entries have no span");
+        assert!(
+            encode(&b, &key).is_none(),
+            "materialised entries have no span"
+        );
     }
 
     #[test]
     fn a_damaged_or_foreign_index_is_refused() {
         let (text, lock) = sample();
         let key = Key::of_text((*text).as_ref());
-        let bytes = encode(&lock, &key).expect("encodes");
+        let bytes = sealed(&lock, &key).expect("encodes");
         for n in (0..bytes.len()).step_by(7) {
             assert_eq!(decode(&bytes[..n], &key, Some(text.clone())), None);
             let mut bad = bytes.clone();
@@ -337,23 +314,27 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let (text, lock) = sample();
         let _ = text;
-        for n in 0..KEEP + 3 {
+        let keep = cachefile::Named::KEEP;
+        for n in 0..keep + 3 {
             let key = Key::of_text(format!("lock {n}").as_bytes());
             store(&dir, &key, &lock).expect("written");
             // Distinct modification times, oldest first.
             let f = std::fs::File::options()
                 .write(true)
-                .open(file(&dir, &key))
+                .open(INDEX.file(&dir, &key.name()))
                 .expect("opens");
             f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1000 + n as u64))
                 .expect("sets the time");
         }
-        cachefile::prune(&dir.join("kams"), "lock-", KEEP);
+        cachefile::prune(&dir.join("kams"), "lock-", keep);
         let left = std::fs::read_dir(dir.join("kams")).expect("lists").count();
-        assert_eq!(left, KEEP);
+        assert_eq!(left, keep);
         for n in 0..3 {
             let key = Key::of_text(format!("lock {n}").as_bytes());
-            assert!(!file(&dir, &key).exists(), "the oldest are gone");
+            assert!(
+                !INDEX.file(&dir, &key.name()).exists(),
+                "the oldest are gone"
+            );
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
