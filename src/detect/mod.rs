@@ -56,6 +56,17 @@ pub struct ServerView<'a> {
     pub launch: &'a crate::json::Object,
 }
 
+impl<'a> ServerView<'a> {
+    /// The view of a server of the inventory.
+    pub fn of(s: &'a crate::inventory::Server) -> ServerView<'a> {
+        ServerView {
+            server: &s.name,
+            fields: &s.descriptor.fields,
+            launch: &s.launch,
+        }
+    }
+}
+
 /// A detector. Each method has a default that reports nothing.
 pub trait Detector: Sync {
     /// Short name, for evidence.
@@ -194,11 +205,7 @@ fn per_server(
     let mut learned = Vec::new();
     for (i, server) in servers.iter().enumerate() {
         let remembered = memo.map(|m| &m[i]);
-        let view = ServerView {
-            server: &server.name,
-            fields: &server.descriptor.fields,
-            launch: &server.launch,
-        };
+        let view = ServerView::of(server);
         let own = subject(
             detectors,
             Level::Server,
@@ -407,12 +414,7 @@ mod tests {
                 for s in inventory.servers.values() {
                     let mut found = Vec::new();
                     if d.depends(Level::Server) == Depends::Nothing {
-                        let view = ServerView {
-                            server: &s.name,
-                            fields: &s.descriptor.fields,
-                            launch: &s.launch,
-                        };
-                        d.server(&cx, &view, &mut found);
+                        d.server(&cx, &ServerView::of(s), &mut found);
                     }
                     if d.depends(Level::Tool) == Depends::Nothing {
                         for (name, t) in &s.tools {

@@ -2767,15 +2767,7 @@ mod tests {
         };
         let mut out = Vec::new();
         for server in inv.servers.values() {
-            Poison.server(
-                &cx,
-                &ServerView {
-                    server: &server.name,
-                    fields: &server.descriptor.fields,
-                    launch: &server.launch,
-                },
-                &mut out,
-            );
+            Poison.server(&cx, &ServerView::of(server), &mut out);
             for (name, tool) in &server.tools {
                 let raw = tool.raw();
                 Poison.tool(

@@ -709,12 +709,7 @@ mod tests {
         let shadow = Shadow::default();
         let mut out = Vec::new();
         for s in inv.servers.values() {
-            let view = ServerView {
-                server: &s.name,
-                fields: &s.descriptor.fields,
-                launch: &s.launch,
-            };
-            shadow.server(&cx, &view, &mut out);
+            shadow.server(&cx, &ServerView::of(s), &mut out);
             for (name, tool) in &s.tools {
                 let raw = tool.raw();
                 let view = ToolView {
