@@ -342,16 +342,16 @@ impl Env {
                 .gix()
                 .is_some_and(|r| !crate::git::replacements_apply(r))
         });
+        let id = self.repo.blob_id(commit, &rel)?.ok_or_else(missing)?;
+        let key = lock::index::Key::Blob(id);
         if let (Some(dir), false) = (&index, descriptors) {
             // Digests only: a lock read before needs no blob at all.
-            let id = self.repo.blob_id(commit, &rel)?.ok_or_else(missing)?;
-            if let Some(lock) = lock::index::load(dir, &lock::index::Key::Blob(id), None) {
+            if let Some(lock) = lock::index::load(dir, &key, None) {
                 return Ok(lock);
             }
         }
-        let (id, bytes) = self.repo.blob_at(commit, &rel)?.ok_or_else(missing)?;
+        let bytes = self.repo.blob(id, commit, &rel)?;
         let text = std::sync::Arc::new(lock::store::strip_bom(bytes));
-        let key = lock::index::Key::Blob(id);
         if let Some(lock) = index
             .as_deref()
             .and_then(|dir| lock::index::load(dir, &key, Some(text.clone())))

@@ -103,17 +103,23 @@ impl Repo {
         commit: gix::ObjectId,
         rel: &Path,
     ) -> Result<Option<(gix::ObjectId, Vec<u8>)>> {
-        let repo = self.require("reading at a revision")?;
-        let Some(id) = blob_id_at(repo, commit, rel)? else {
+        let Some(id) = self.blob_id(commit, rel)? else {
             return Ok(None);
         };
+        Ok(Some((id, self.blob(id, commit, rel)?)))
+    }
+
+    /// The bytes of blob `id`, the file at `rel` in `commit` (as the error
+    /// says when it cannot be read).
+    pub fn blob(&self, id: gix::ObjectId, commit: gix::ObjectId, rel: &Path) -> Result<Vec<u8>> {
+        let repo = self.require("reading at a revision")?;
         let object = repo.find_object(id).with_context(|| {
             format!(
                 "cannot read {} (object {id}) at commit {commit}",
                 rel.display()
             )
         })?;
-        Ok(Some((id, object.detach().data)))
+        Ok(object.detach().data)
     }
 
     /// The id of the blob at `rel` in the tree of `commit`, without reading
