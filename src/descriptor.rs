@@ -110,11 +110,17 @@ pub struct Descriptor {
 /// The name of a digested field, as one of [`TOOL_FIELDS`] or [`SERVER_FIELDS`]
 /// (`None` for any other name).
 pub fn field_name(name: &str) -> Option<&'static str> {
-    TOOL_FIELDS
+    field_position(name).map(field_at)
+}
+
+/// The number of a digested field's name: its place in [`TOOL_FIELDS`],
+/// then [`SERVER_FIELDS`].
+fn field_position(name: &str) -> Option<u8> {
+    let n = TOOL_FIELDS
         .iter()
         .chain(SERVER_FIELDS.iter())
-        .find(|f| **f == name)
-        .copied()
+        .position(|f| *f == name)?;
+    u8::try_from(n).ok()
 }
 
 /// Per-field digests, sorted by field name: a few entries, kept compact
@@ -132,17 +138,12 @@ fn field_at(n: u8) -> &'static str {
         .get(n)
         .or_else(|| SERVER_FIELDS.get(n - TOOL_FIELDS.len()))
         .copied()
-        .expect("field numbers come from field_number")
+        .expect("field numbers come from field_position")
 }
 
 /// The number of a field name from [`field_name`].
 fn field_number(field: &str) -> u8 {
-    let n = TOOL_FIELDS
-        .iter()
-        .chain(SERVER_FIELDS.iter())
-        .position(|f| *f == field)
-        .expect("a digested field's name (see field_name)");
-    n as u8
+    field_position(field).expect("a digested field's name (see field_name)")
 }
 
 impl FieldDigests {
