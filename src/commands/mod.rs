@@ -222,7 +222,7 @@ impl Env {
         captured: Option<Vec<(PathBuf, Vec<u8>)>>,
         descriptors: bool,
         err: &mut dyn Write,
-    ) -> Result<(Inventory, Lock)> {
+    ) -> Result<(Inventory, Lock, Option<lock::index::Key>)> {
         let (paths, mut opts) = self.inventory_spec(true)?;
         let index_dir = self.index_dir()?;
         opts.index_dir.clone_from(&index_dir);
@@ -252,7 +252,7 @@ impl Env {
             )
         });
         let inventory = inventory?;
-        let lock = match (lock?, &lock_file) {
+        let (lock, key) = match (lock?, &lock_file) {
             (Some(l), _) => l,
             (None, path) => {
                 if let Some(path) = path {
@@ -262,10 +262,10 @@ impl Env {
                         crate::text::shown_path(path)
                     );
                 }
-                Lock::default()
+                (Lock::default(), None)
             }
         };
-        Ok((inventory, lock))
+        Ok((inventory, lock, key))
     }
 
     /// The MCP client configs of the work tree (or of the current directory
@@ -326,7 +326,11 @@ impl Env {
 
     /// The lock as committed at `rev` (digests only), from the object
     /// database; a lock missing there is an error.
-    pub fn lock_at(&self, rev: &str, descriptors: bool) -> Result<Lock> {
+    pub fn lock_at(
+        &self,
+        rev: &str,
+        descriptors: bool,
+    ) -> Result<(Lock, Option<lock::index::Key>)> {
         let commit = self.repo.commit_of(rev)?;
         let rel = self.lock_relative()?;
         let missing = || {
@@ -347,7 +351,7 @@ impl Env {
         if let (Some(dir), false) = (&index, descriptors) {
             // Digests only: a lock read before needs no blob at all.
             if let Some(lock) = lock::index::load(dir, &key, None) {
-                return Ok(lock);
+                return Ok((lock, Some(key)));
             }
         }
         let bytes = self.repo.blob(id, commit, &rel)?;
@@ -356,7 +360,7 @@ impl Env {
             .as_deref()
             .and_then(|dir| lock::index::load(dir, &key, Some(text.clone())))
         {
-            return Ok(lock);
+            return Ok((lock, Some(key)));
         }
         let lock = Lock::parse_digests_only(text).map_err(|e| {
             anyhow!(
@@ -375,7 +379,8 @@ impl Env {
             // reason to fail.
             let _ = lock::index::store(dir, &key, &lock);
         }
-        Ok(lock)
+        // Without an index, the blob id does not name the content.
+        Ok((lock, index.map(|_| key)))
     }
 
     /// Where lock and inventory indexes are kept (see [`lock::index`] and

@@ -59,7 +59,7 @@ pub fn findings(
     err: &mut dyn Write,
 ) -> Result<Scan> {
     let keys = &select.keys;
-    let (mut inventory, mut lock) = {
+    let (mut inventory, mut lock, lock_key) = {
         let mut step = env.step("reading the inventory and the lock", err);
         env.inventory_and_lock(select, captured, true, step.err())?
     };
@@ -100,12 +100,13 @@ pub fn findings(
         let memo = memo_at
             .as_ref()
             .and_then(|(dir, key)| detect::memo::load(dir, key, &inventory));
+        let lock_key = lock_key.map(|k| k.name());
         let cx = detect::Context {
             inventory: &inventory,
             lock: &lock,
             configs: &configs,
         };
-        let (found, learned) = detect::run_with(&cx, memo.as_ref());
+        let (found, learned) = detect::run_with(&cx, memo, lock_key.as_deref());
         all.extend(found);
         if let (Some((dir, key)), Some(learned)) = (memo_at, learned) {
             // Saves time only: an unwritable repository is no reason to fail.

@@ -29,7 +29,7 @@ pub fn run(
     err: &mut dyn Write,
 ) -> Result<Status> {
     let format = env.plain_format("status")?;
-    let (inventory, lock) = env.inventory_and_lock(args, None, false, err)?;
+    let (inventory, lock, _) = env.inventory_and_lock(args, None, false, err)?;
     let all = pairs(&inventory, &lock);
     let selection = Selection::new(&args.keys);
     selection.check(&all)?;

@@ -8,9 +8,12 @@ use crate::finding::{Class, Finding, Severity};
 pub struct Ambiguous;
 
 impl Detector for Ambiguous {
-    fn depends(&self, _level: super::Level) -> super::Depends {
-        // Only the whole-inventory pass.
-        super::Depends::Nothing
+    fn depends(&self, level: super::Level) -> super::Depends {
+        match level {
+            // What reading the inventory recorded.
+            super::Level::Inventory => super::Depends::Inventory,
+            super::Level::Server | super::Level::Tool => super::Depends::Nothing,
+        }
     }
 
     fn name(&self) -> &'static str {

@@ -29,8 +29,11 @@ impl Detector for Hidden {
         "hidden"
     }
 
-    fn depends(&self, _level: super::Level) -> super::Depends {
-        super::Depends::Inventory
+    fn depends(&self, level: super::Level) -> super::Depends {
+        match level {
+            super::Level::Server | super::Level::Tool => super::Depends::Inventory,
+            super::Level::Inventory => super::Depends::Nothing,
+        }
     }
 
     fn tool(&self, _cx: &Context<'_>, t: &ToolView<'_>, out: &mut Vec<Finding>) {

@@ -2,18 +2,26 @@
 //! index (see [`crate::inventory::index`]) so that an inventory scanned
 //! before is not read for poison again.
 //!
-//! Only what is a function of the inventory alone is remembered: the
-//! findings of the detectors that depend on it alone
-//! ([`super::Depends::Inventory`]: poison and hidden), before the lock
-//! moves their severity (that happens on every run), and whether those
-//! whose silence depends on it alone ([`super::Depends::InventoryToReport`]:
-//! shadow, whose severity the lock moves) said nothing, for each tool and
-//! each server's own fields. A subject they spoke about is read and run
-//! through them again; the others (transport, which reads the client
-//! configs) run every time. The file is named by the inventory's index key,
-//! which covers every byte of every inventory file, and is checked like
-//! the indexes (seal, layout, writer, key, and the inventory's server and
-//! tool names, in order).
+//! Two things are remembered, each a function of what it is keyed by:
+//!
+//! - per tool and per server's own fields, keyed by the inventory: the
+//!   findings of the detectors that depend on it alone
+//!   ([`super::Depends::Inventory`]: poison, hidden, the launch review),
+//!   before the lock moves their severity (that happens on every run), and
+//!   whether those whose silence depends on it alone
+//!   ([`super::Depends::InventoryToReport`]: shadow, whose severity the
+//!   lock moves) said nothing. A subject they spoke about is read and run
+//!   through them again.
+//! - keyed by the inventory and the lock ([`Settled`]): every finding of
+//!   every detector that depends on nothing else, after the lock set its
+//!   severity. A scan of the same inventory against the same lock runs
+//!   only the detectors that read something else (the client configs).
+//!
+//! The file is named by the inventory's index key, which covers every
+//! byte of every inventory file, and is checked like the indexes (seal,
+//! layout, writer, key, and the inventory's server and tool names, in
+//! order); the settled findings name the lock's index key (its blob id or
+//! the BLAKE3 hash of its text).
 
 use std::path::Path;
 
@@ -25,7 +33,7 @@ use crate::inventory::Inventory;
 /// The memo files.
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "findings-",
-    magic: b"kams-fix\0\0\0\x04",
+    magic: b"kams-fix\0\0\0\x05",
 };
 
 /// What is remembered of one tool.
@@ -47,8 +55,24 @@ pub struct Server {
     pub tools: Vec<Remembered>,
 }
 
-/// Per server of the inventory, in order.
-pub type Memo = Vec<Server>;
+/// The findings that depend on the inventory and the lock, for one lock.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Settled {
+    /// The lock's index key (see [`crate::lock::index::Key::name`]).
+    pub lock: String,
+    /// Every finding of the detectors that depend on nothing but the
+    /// inventory and the lock, with the severity the lock gave it.
+    pub findings: Vec<Finding>,
+}
+
+/// What is remembered of an inventory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Memo {
+    /// Per server of the inventory, in order.
+    pub servers: Vec<Server>,
+    /// What was found against the lock last scanned with it.
+    pub settled: Option<Settled>,
+}
 
 /// The memo of `inventory` (index key `key`), `None` when there is no
 /// usable one.
@@ -70,8 +94,8 @@ pub fn store(
 /// The file's body after its header.
 fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Out {
     let mut out = INDEX.begin(&key.hex(), 4096);
-    out.u32(memo.len());
-    for (server, m) in inventory.servers.values().zip(memo) {
+    out.u32(memo.servers.len());
+    for (server, m) in inventory.servers.values().zip(&memo.servers) {
         out.bytes(server.name.as_bytes());
         put(&mut out, &m.server);
         out.u32(m.tools.len());
@@ -80,13 +104,25 @@ fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Out {
             put(&mut out, r);
         }
     }
+    match &memo.settled {
+        None => out.0.push(0),
+        Some(s) => {
+            out.0.push(1);
+            out.bytes(s.lock.as_bytes());
+            put_findings(&mut out, &s.findings);
+        }
+    }
     out
 }
 
 fn put(out: &mut Out, r: &Remembered) {
     out.0.push(u8::from(r.quiet));
-    out.u32(r.pure.len());
-    for f in &r.pure {
+    put_findings(out, &r.pure);
+}
+
+fn put_findings(out: &mut Out, findings: &[Finding]) {
+    out.u32(findings.len());
+    for f in findings {
         out.bytes(f.class.as_str().as_bytes());
         out.bytes(f.severity.as_str().as_bytes());
         out.bytes(f.server.as_bytes());
@@ -102,7 +138,12 @@ fn put(out: &mut Out, r: &Remembered) {
 
 fn take(r: &mut In<'_>) -> Option<Remembered> {
     let quiet = r.bool()?;
-    let pure = r.list(|r| {
+    let pure = take_findings(r)?;
+    Some(Remembered { pure, quiet })
+}
+
+fn take_findings(r: &mut In<'_>) -> Option<Vec<Finding>> {
+    r.list(|r| {
         let class = r.str()?;
         let class = *Class::ALL.iter().find(|c| c.as_str() == class)?;
         let severity = r.str()?.parse::<Severity>().ok()?;
@@ -115,8 +156,7 @@ fn take(r: &mut In<'_>) -> Option<Remembered> {
             message: r.str()?.to_string(),
             evidence: r.list(|r| Some(r.str()?.to_string()))?,
         })
-    })?;
-    Some(Remembered { pure, quiet })
+    })
 }
 
 fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory) -> Option<Memo> {
@@ -124,7 +164,7 @@ fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory) -> Option<Memo> {
     if r.count()? != inventory.servers.len() {
         return None;
     }
-    let mut memo = Vec::with_capacity(inventory.servers.len());
+    let mut servers = Vec::with_capacity(inventory.servers.len());
     for server in inventory.servers.values() {
         if r.str()? != server.name {
             return None;
@@ -140,9 +180,16 @@ fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory) -> Option<Memo> {
             }
             tools.push(take(&mut r)?);
         }
-        memo.push(Server { server: own, tools });
+        servers.push(Server { server: own, tools });
     }
-    r.rest.is_empty().then_some(memo)
+    let settled = match r.bool()? {
+        false => None,
+        true => Some(Settled {
+            lock: r.str()?.to_string(),
+            findings: take_findings(&mut r)?,
+        }),
+    };
+    r.rest.is_empty().then_some(Memo { servers, settled })
 }
 
 #[cfg(test)]
@@ -160,7 +207,7 @@ mod tests {
             message: "says \u{200b} things".into(),
             evidence: vec!["one".into(), String::new()],
         };
-        let memo = vec![
+        let servers = vec![
             Server {
                 server: Remembered {
                     pure: vec![finding.clone()],
@@ -172,7 +219,7 @@ mod tests {
                         quiet: true,
                     },
                     Remembered {
-                        pure: vec![finding.clone(), finding],
+                        pure: vec![finding.clone(), finding.clone()],
                         quiet: false,
                     },
                 ],
@@ -182,6 +229,13 @@ mod tests {
                 tools: vec![Remembered::default()],
             },
         ];
+        let memo = Memo {
+            servers,
+            settled: Some(Settled {
+                lock: "blake3-00".into(),
+                findings: vec![finding.clone(), finding],
+            }),
+        };
         (inv, memo)
     }
 
@@ -191,6 +245,12 @@ mod tests {
         let key = Digest::of(b"inventory");
         let bytes = cachefile::seal(encode(&memo, &key, &inv).0);
         assert_eq!(decode(&bytes, &key, &inv), Some(memo.clone()));
+        let unsettled = Memo {
+            settled: None,
+            ..memo.clone()
+        };
+        let bytes2 = cachefile::seal(encode(&unsettled, &key, &inv).0);
+        assert_eq!(decode(&bytes2, &key, &inv), Some(unsettled));
         assert_eq!(decode(&bytes, &Digest::of(b"other"), &inv), None);
         let other = super::super::squat::tests::inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
         assert_eq!(decode(&bytes, &key, &other), None, "another tool name");

@@ -73,9 +73,10 @@ pub trait Detector: Sync {
     fn name(&self) -> &'static str;
     /// Findings about one tool.
     fn tool(&self, _cx: &Context<'_>, _t: &ToolView<'_>, _out: &mut Vec<Finding>) {}
-    /// What [`Detector::tool`]'s (or [`Detector::server`]'s) findings
-    /// depend on, which says what of them may be remembered ([`memo`]).
-    /// The default is safe for any detector: it always runs.
+    /// What the findings of [`Detector::tool`], [`Detector::server`] or
+    /// [`Detector::inventory`] (by `level`) depend on, which says what of
+    /// them may be remembered ([`memo`]). The default is safe for any
+    /// detector: it always runs.
     fn depends(&self, _level: Level) -> Depends {
         Depends::Anything
     }
@@ -85,26 +86,33 @@ pub trait Detector: Sync {
     fn inventory(&self, _cx: &Context<'_>, _out: &mut Vec<Finding>) {}
 }
 
-/// The per-subject methods of a detector.
+/// The methods of a detector.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
     /// [`Detector::server`].
     Server,
     /// [`Detector::tool`].
     Tool,
+    /// [`Detector::inventory`].
+    Inventory,
 }
 
-/// What a detector's per-tool or per-server findings depend on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a detector's findings at a [`Level`] depend on, from least to
+/// most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Depends {
     /// Nothing: it reports nothing at this level (it is not called).
     Nothing,
-    /// The inventory alone: the findings are remembered.
+    /// The inventory alone: the findings are remembered per tool.
     Inventory,
     /// Whether it reports is a function of the inventory; what it says
-    /// (a severity) may depend on the lock: its silence is remembered.
+    /// (a severity) may depend on the lock: its silence is remembered per
+    /// tool.
     InventoryToReport,
-    /// Anything (the lock, the client configs): it always runs.
+    /// The inventory and the lock: the findings, with the severity the
+    /// lock gave them, are remembered for that lock ([`memo::Settled`]).
+    InventoryAndLock,
+    /// Anything (the client configs): it always runs.
     Anything,
 }
 
@@ -123,13 +131,43 @@ pub fn all() -> Vec<Box<dyn Detector>> {
 /// Runs every detector over the inventory, then sets severities by what
 /// the lock says was approved.
 pub fn run(cx: &Context<'_>) -> Vec<Finding> {
-    run_with(cx, None).0
+    run_with(cx, None, None).0
 }
 
-/// Like [`run`], taking the per-tool findings of the pure detectors from
-/// `memo` (the inventory's, see [`memo`]) when given; otherwise also
-/// returns what to remember.
-pub fn run_with(cx: &Context<'_>, memo: Option<&memo::Memo>) -> (Vec<Finding>, Option<memo::Memo>) {
+/// What a run found, by what it depends on.
+#[derive(Default)]
+struct Found {
+    /// On nothing but the inventory and the lock.
+    settled: Vec<Finding>,
+    /// On anything else: found anew on every run.
+    live: Vec<Finding>,
+}
+
+/// What is known of a subject before the detectors run on it.
+#[derive(Clone, Copy)]
+enum Known<'a> {
+    /// Nothing.
+    Nothing,
+    /// What the memo remembered of it.
+    Remembered(&'a memo::Remembered),
+    /// Every finding that does not depend on anything else is in hand.
+    Settled,
+}
+
+/// Like [`run`], taking from `memo` (the inventory's, see [`memo`]) what
+/// it remembers: the settled findings when they were found against the
+/// lock whose index key is `lock`, else the per-tool findings of the pure
+/// detectors. Returns the findings, and the memo to store when it changed.
+pub fn run_with(
+    cx: &Context<'_>,
+    memo: Option<memo::Memo>,
+    lock: Option<&str>,
+) -> (Vec<Finding>, Option<memo::Memo>) {
+    let (remembered, settled) = match memo {
+        Some(m) => (Some(m.servers), m.settled),
+        None => (None, None),
+    };
+    let settled = settled.filter(|s| lock == Some(s.lock.as_str()));
     let detectors = all();
     let servers: Vec<&crate::inventory::Server> = cx.inventory.servers.values().collect();
     // Per-tool work is independent: spread the servers over the cores in
@@ -151,33 +189,41 @@ pub fn run_with(cx: &Context<'_>, memo: Option<&memo::Memo>) -> (Vec<Finding>, O
     chunks.push(start..servers.len());
     let detectors = &detectors;
     let servers = &servers;
-    let (mut out, fresh): (Vec<Finding>, memo::Memo) = std::thread::scope(|scope| {
+    let is_settled = settled.is_some();
+    let (mut found, fresh): (Found, memo::Memo) = std::thread::scope(|scope| {
         let running: Vec<_> = chunks
             .into_iter()
             .map(|range| {
-                let remembered = memo.map(|m| &m[range.clone()]);
-                scope.spawn(move || per_server(cx, detectors, &servers[range], remembered))
+                let known = remembered.as_ref().map(|m| &m[range.clone()]);
+                scope.spawn(move || per_server(cx, detectors, &servers[range], known, is_settled))
             })
             .collect();
-        let mut out = Vec::new();
-        let mut fresh = Vec::new();
+        let mut found = Found::default();
+        let mut fresh = memo::Memo::default();
         for h in running {
-            let (found, learned) = h.join().expect("a detector does not panic");
-            out.extend(found);
-            fresh.extend(learned);
+            let (f, learned) = h.join().expect("a detector does not panic");
+            found.settled.extend(f.settled);
+            found.live.extend(f.live);
+            fresh.servers.extend(learned);
         }
-        (out, fresh)
+        (found, fresh)
     });
     // Whole-inventory passes (shadow's and squat's name indexes) are
     // independent of each other too; their findings join in detector order.
-    let passes: Vec<Vec<Finding>> = std::thread::scope(|scope| {
+    let passes: Vec<(Depends, Vec<Finding>)> = std::thread::scope(|scope| {
         let running: Vec<_> = detectors
             .iter()
-            .map(|d| {
+            .map(|d| (d.depends(Level::Inventory), d))
+            .filter(|(depends, _)| match depends {
+                Depends::Nothing => false,
+                Depends::Anything => true,
+                _ => !is_settled,
+            })
+            .map(|(depends, d)| {
                 scope.spawn(move || {
                     let mut found = Vec::new();
                     d.inventory(cx, &mut found);
-                    found
+                    (depends, found)
                 })
             })
             .collect();
@@ -186,31 +232,60 @@ pub fn run_with(cx: &Context<'_>, memo: Option<&memo::Memo>) -> (Vec<Finding>, O
             .map(|h| h.join().expect("a detector does not panic"))
             .collect()
     });
-    out.extend(passes.into_iter().flatten());
-    for f in &mut out {
+    for (depends, f) in passes {
+        match depends {
+            Depends::Anything => found.live.extend(f),
+            _ => found.settled.extend(f),
+        }
+    }
+    for f in found.live.iter_mut().chain(&mut found.settled) {
         baseline(cx, f);
     }
-    (out, memo.is_none().then_some(fresh))
+    if let Some(s) = settled {
+        let mut out = s.findings;
+        out.extend(found.live);
+        return (out, None);
+    }
+    let learned = match (remembered, lock) {
+        (Some(_), None) => None,
+        (remembered, lock) => Some(memo::Memo {
+            servers: remembered.unwrap_or(fresh.servers),
+            settled: lock.map(|lock| memo::Settled {
+                lock: lock.to_string(),
+                findings: found.settled.clone(),
+            }),
+        }),
+    };
+    let mut out = found.settled;
+    out.extend(found.live);
+    (out, learned)
 }
 
 /// The per-server and per-tool findings of `servers`, in order, with
-/// what to remember of each server and tool (nothing when `memo` gave it).
-fn per_server(
+/// what to remember of each server and tool (nothing when `memo` gave it,
+/// or when `settled` says that only what depends on more is wanted).
+fn per_server<'m>(
     cx: &Context<'_>,
     detectors: &[Box<dyn Detector>],
     servers: &[&crate::inventory::Server],
-    memo: Option<&[memo::Server]>,
-) -> (Vec<Finding>, memo::Memo) {
-    let mut out = Vec::new();
+    memo: Option<&'m [memo::Server]>,
+    settled: bool,
+) -> (Found, Vec<memo::Server>) {
+    let mut found = Found::default();
     let mut learned = Vec::new();
+    let known = |r: Option<&'m memo::Remembered>| match (settled, r) {
+        (true, _) => Known::Settled,
+        (false, Some(r)) => Known::Remembered(r),
+        (false, None) => Known::Nothing,
+    };
     for (i, server) in servers.iter().enumerate() {
         let remembered = memo.map(|m| &m[i]);
         let view = ServerView::of(server);
         let own = subject(
             detectors,
             Level::Server,
-            remembered.map(|r| &r.server),
-            &mut out,
+            known(remembered.map(|r| &r.server)),
+            &mut found,
             || (),
             |d, (), found| d.server(cx, &view, found),
         );
@@ -219,8 +294,8 @@ fn per_server(
             let r = subject(
                 detectors,
                 Level::Tool,
-                remembered.map(|r| &r.tools[j]),
-                &mut out,
+                known(remembered.map(|r| &r.tools[j])),
+                &mut found,
                 || tool.raw(),
                 |d, raw, found| {
                     let view = ToolView {
@@ -238,29 +313,31 @@ fn per_server(
         }
         server.release();
     }
-    (out, learned)
+    (found, learned)
 }
 
 /// Runs the detectors on one subject (a server's own fields, or a tool)
-/// into `out`, taking from `known` what was remembered of it. `read`
-/// gives what the detectors read (a tool's tree), only when some detector
-/// has to run. Returns what to remember, when nothing was known.
+/// into `found`, taking from `known` what is in hand of it. `read` gives
+/// what the detectors read (a tool's tree), only when some detector has to
+/// run. Returns what to remember, when nothing was known.
 fn subject<T>(
     detectors: &[Box<dyn Detector>],
     level: Level,
-    known: Option<&memo::Remembered>,
-    out: &mut Vec<Finding>,
+    known: Known<'_>,
+    found: &mut Found,
     read: impl FnOnce() -> T,
     run: impl Fn(&dyn Detector, &T, &mut Vec<Finding>),
 ) -> Option<memo::Remembered> {
     let must = |d: &dyn Detector| match (d.depends(level), known) {
         (Depends::Nothing, _) => false,
-        (_, None) | (Depends::Anything, _) => true,
-        (Depends::InventoryToReport, Some(k)) => !k.quiet,
-        (Depends::Inventory, Some(_)) => false,
+        (Depends::Anything, _) | (_, Known::Nothing) => true,
+        (_, Known::Settled) => false,
+        (Depends::InventoryToReport, Known::Remembered(k)) => !k.quiet,
+        (Depends::Inventory, Known::Remembered(_)) => false,
+        (Depends::InventoryAndLock, Known::Remembered(_)) => true,
     };
-    if let Some(k) = known {
-        out.extend(k.pure.iter().cloned());
+    if let Known::Remembered(k) = known {
+        found.settled.extend(k.pure.iter().cloned());
     }
     let mut r = memo::Remembered {
         pure: Vec::new(),
@@ -271,20 +348,21 @@ fn subject<T>(
         for d in detectors.iter().filter(|d| must(d.as_ref())) {
             match d.depends(level) {
                 Depends::Inventory => run(d.as_ref(), &value, &mut r.pure),
+                Depends::Anything => run(d.as_ref(), &value, &mut found.live),
                 depends => {
-                    let before = out.len();
-                    run(d.as_ref(), &value, out);
+                    let before = found.settled.len();
+                    run(d.as_ref(), &value, &mut found.settled);
                     if depends == Depends::InventoryToReport {
-                        r.quiet &= out.len() == before;
+                        r.quiet &= found.settled.len() == before;
                     }
                 }
             }
         }
     }
-    if known.is_some() {
+    if !matches!(known, Known::Nothing) {
         return None;
     }
-    out.extend(r.pure.iter().cloned());
+    found.settled.extend(r.pure.iter().cloned());
     Some(r)
 }
 
@@ -373,14 +451,15 @@ fn baseline(cx: &Context<'_>, f: &mut Finding) {
 mod tests {
     use super::*;
 
-    /// A detector that says it reports nothing at a level is not called
-    /// there (see [`subject`]): on every attack and real file of the
-    /// corpus and the demo's inventory (risky launches), calling it anyway
-    /// must find nothing.
-    #[test]
-    fn a_detector_reports_nothing_where_it_says_so() {
+    /// Every inventory of the corpus (attacks and real tools) and the
+    /// demo's drifted one (risky launches), as read.
+    fn inventories() -> Vec<(std::path::PathBuf, Inventory)> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files = Vec::new();
+        let opts = crate::inventory::ReadOptions {
+            max_size: 1 << 30,
+            ..Default::default()
+        };
+        let mut out = Vec::new();
         for dir in [
             "../shared/corpus/attacks",
             "../shared/corpus/real",
@@ -388,52 +467,150 @@ mod tests {
         ] {
             for e in std::fs::read_dir(root.join(dir)).expect("the corpus and samples") {
                 let path = e.expect("an entry").path();
-                if path.extension().is_some_and(|x| x == "json") {
-                    files.push((path.clone(), std::fs::read(&path).expect("reads")));
+                if path.extension().is_none_or(|x| x != "json") {
+                    continue;
+                }
+                let bytes = std::fs::read(&path).expect("reads");
+                if let Ok(inv) = crate::inventory::read_files(vec![(path.clone(), bytes)], &opts) {
+                    out.push((path, inv));
                 }
             }
         }
-        assert!(files.len() > 10, "the corpus is there");
-        let opts = crate::inventory::ReadOptions {
-            max_size: 1 << 30,
-            ..Default::default()
+        assert!(out.len() > 10, "the corpus is there");
+        out
+    }
+
+    /// A lock pinning everything `inventory` shows, as it shows it.
+    fn approving(inventory: &Inventory) -> Lock {
+        let pinned = |descriptor: &crate::descriptor::Descriptor| crate::lock::Entry {
+            state: State::Pinned,
+            descriptor: descriptor.clone(),
+            first_seen: "2026-01-01T00:00:00Z".into(),
+            approval: None,
+            lazy: crate::descriptor::Lazy(None),
         };
-        let lock = Lock::default();
-        let mut checked = 0;
-        for (path, bytes) in files {
-            let Ok(inventory) = crate::inventory::read_files(vec![(path.clone(), bytes)], &opts)
-            else {
-                continue;
-            };
-            let cx = Context {
-                inventory: &inventory,
-                lock: &lock,
-                configs: &[],
-            };
-            for d in all() {
-                for s in inventory.servers.values() {
+        let mut lock = Lock::default();
+        for s in inventory.servers.values() {
+            let ls = lock.servers.entry(s.name.clone()).or_default();
+            ls.server = Some(pinned(&s.descriptor));
+            for (name, t) in &s.tools {
+                ls.tools.insert(name.clone(), pinned(&t.descriptor));
+            }
+        }
+        lock
+    }
+
+    /// A client config giving every server of `inventory` a risky launch.
+    fn risky_configs(inventory: &Inventory) -> Vec<crate::config::ClientServer> {
+        let mut servers = crate::json::Object::new();
+        for name in inventory.servers.keys().chain([&"other".to_string()]) {
+            let entry = crate::json::parse(
+                br#"{"command": "npx", "args": ["-y", "pkg"], "env": {"API_KEY": "sk-live-0123456789abcdef0123"}}"#,
+            )
+            .expect("parses")
+            .0;
+            servers.insert(name.clone(), entry);
+        }
+        let mut top = crate::json::Object::new();
+        top.insert("mcpServers".into(), Value::Object(servers));
+        let text = crate::canon::jcs(&Value::Object(top));
+        let path = std::path::Path::new(".mcp.json");
+        let configs = crate::config::parse(path, path, &text, false).expect("a config");
+        assert!(!configs.is_empty());
+        configs
+    }
+
+    /// What `d` finds at `level`, per subject (one for the inventory).
+    fn found_at(d: &dyn Detector, level: Level, cx: &Context<'_>) -> Vec<Vec<Finding>> {
+        let mut per = Vec::new();
+        for s in cx.inventory.servers.values() {
+            match level {
+                Level::Server => {
                     let mut found = Vec::new();
-                    if d.depends(Level::Server) == Depends::Nothing {
-                        d.server(&cx, &ServerView::of(s), &mut found);
+                    d.server(cx, &ServerView::of(s), &mut found);
+                    per.push(found);
+                }
+                Level::Tool => {
+                    for (name, t) in &s.tools {
+                        let raw = t.raw();
+                        let view = ToolView {
+                            server: &s.name,
+                            tool: name,
+                            raw: &raw,
+                        };
+                        let mut found = Vec::new();
+                        d.tool(cx, &view, &mut found);
+                        per.push(found);
                     }
-                    if d.depends(Level::Tool) == Depends::Nothing {
-                        for (name, t) in &s.tools {
-                            let raw = t.raw();
-                            let view = ToolView {
-                                server: &s.name,
-                                tool: name,
-                                raw: &raw,
+                }
+                Level::Inventory => {}
+            }
+        }
+        if level == Level::Inventory {
+            let mut found = Vec::new();
+            d.inventory(cx, &mut found);
+            per.push(found);
+        }
+        per
+    }
+
+    /// What a detector says its findings depend on ([`Detector::depends`])
+    /// is all that moves them, since [`memo`] remembers them by it: on
+    /// every file of the corpus and the demo's inventory, each against no
+    /// lock and a lock approving all of it, with no client config and a
+    /// risky one, a detector finds nothing where it says `Nothing`; the
+    /// same everywhere where it says `Inventory`; the same with either
+    /// config, and for the same subjects, where it says
+    /// `InventoryToReport`; the same with either config where it says
+    /// `InventoryAndLock`.
+    #[test]
+    fn a_detector_depends_on_no_more_than_it_says() {
+        let mut checked = 0;
+        for (path, inventory) in inventories() {
+            let (empty, approved) = (Lock::default(), approving(&inventory));
+            let configs = risky_configs(&inventory);
+            let worlds = [
+                (&empty, &[][..]),
+                (&empty, &configs[..]),
+                (&approved, &[][..]),
+                (&approved, &configs[..]),
+            ];
+            for (n, name) in all().iter().map(|d| d.name()).enumerate() {
+                for level in [Level::Server, Level::Tool, Level::Inventory] {
+                    let found: Vec<Vec<Vec<Finding>>> = worlds
+                        .iter()
+                        .map(|&(lock, configs)| {
+                            let cx = Context {
+                                inventory: &inventory,
+                                lock,
+                                configs,
                             };
-                            d.tool(&cx, &view, &mut found);
-                            checked += 1;
+                            found_at(all()[n].as_ref(), level, &cx)
+                        })
+                        .collect();
+                    let at = format!("{name} at {level:?} in {}", path.display());
+                    let spoke = |f: &Vec<Vec<Finding>>| -> Vec<bool> {
+                        f.iter().map(|s| !s.is_empty()).collect()
+                    };
+                    match all()[n].depends(level) {
+                        Depends::Nothing => {
+                            assert!(found.iter().flatten().all(Vec::is_empty), "{at}");
                         }
+                        Depends::Inventory => {
+                            assert!(found.iter().all(|f| *f == found[0]), "{at}");
+                        }
+                        Depends::InventoryToReport => {
+                            assert!(found.iter().all(|f| spoke(f) == spoke(&found[0])), "{at}");
+                            assert_eq!(found[0], found[1], "{at}");
+                            assert_eq!(found[2], found[3], "{at}");
+                        }
+                        Depends::InventoryAndLock => {
+                            assert_eq!(found[0], found[1], "{at}");
+                            assert_eq!(found[2], found[3], "{at}");
+                        }
+                        Depends::Anything => {}
                     }
-                    assert!(
-                        found.is_empty(),
-                        "{} in {}: {found:?}",
-                        d.name(),
-                        path.display()
-                    );
+                    checked += 1;
                 }
             }
         }

@@ -98,8 +98,11 @@ impl Detector for Poison {
         "poison"
     }
 
-    fn depends(&self, _level: super::Level) -> super::Depends {
-        super::Depends::Inventory
+    fn depends(&self, level: super::Level) -> super::Depends {
+        match level {
+            super::Level::Server | super::Level::Tool => super::Depends::Inventory,
+            super::Level::Inventory => super::Depends::Nothing,
+        }
     }
 
     fn tool(&self, cx: &Context<'_>, t: &ToolView<'_>, out: &mut Vec<Finding>) {

@@ -36,10 +36,15 @@ impl Detector for Shadow {
         "shadow"
     }
 
-    fn depends(&self, _level: super::Level) -> super::Depends {
-        // Whether a text names another server's tool is the inventory's
-        // business; the lock only says whether its approver saw it.
-        super::Depends::InventoryToReport
+    fn depends(&self, level: super::Level) -> super::Depends {
+        match level {
+            // Whether a text names another server's tool is the
+            // inventory's business; the lock only says whether its
+            // approver saw it.
+            super::Level::Server | super::Level::Tool => super::Depends::InventoryToReport,
+            // Which names collide, and which of them are pinned.
+            super::Level::Inventory => super::Depends::InventoryAndLock,
+        }
     }
 
     fn tool(&self, cx: &Context<'_>, t: &ToolView<'_>, out: &mut Vec<Finding>) {

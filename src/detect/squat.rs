@@ -46,9 +46,12 @@ const MAX_GROUP: usize = 256;
 const MAX_NEAR_MISS_CHARS: usize = 128;
 
 impl Detector for Squat {
-    fn depends(&self, _level: super::Level) -> super::Depends {
-        // Only the whole-inventory pass.
-        super::Depends::Nothing
+    fn depends(&self, level: super::Level) -> super::Depends {
+        match level {
+            // The inventory's names and the lock's pinned ones.
+            super::Level::Inventory => super::Depends::InventoryAndLock,
+            super::Level::Server | super::Level::Tool => super::Depends::Nothing,
+        }
     }
 
     fn name(&self) -> &'static str {

@@ -21,9 +21,11 @@ pub struct Transport;
 impl Detector for Transport {
     fn depends(&self, level: super::Level) -> super::Depends {
         match level {
-            // The launch against the client configs: every run.
-            super::Level::Server => super::Depends::Anything,
+            // The launch as the inventory recorded it, and its file.
+            super::Level::Server => super::Depends::Inventory,
             super::Level::Tool => super::Depends::Nothing,
+            // The client configs: every run.
+            super::Level::Inventory => super::Depends::Anything,
         }
     }
 

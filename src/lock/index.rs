@@ -55,7 +55,8 @@ impl Key {
         Key::Text(namer.finish())
     }
 
-    fn name(&self) -> String {
+    /// The key's name: `blob-<id>` or `blake3-<hex>`.
+    pub fn name(&self) -> String {
         match self {
             Key::Blob(id) => format!("blob-{id}"),
             Key::Text(d) => format!("blake3-{}", d.hex()),

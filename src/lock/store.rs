@@ -42,7 +42,10 @@ pub fn read(path: &Path) -> Result<Option<Lock>> {
 /// With `index_dir` (a common git directory), a lock whose text was read
 /// before is taken from its index ([`super::index`]) instead of being
 /// parsed and verified again, and a lock read now is indexed.
-pub fn read_digests_only(path: &Path, index_dir: Option<&Path>) -> Result<Option<Lock>> {
+pub fn read_digests_only(
+    path: &Path,
+    index_dir: Option<&Path>,
+) -> Result<Option<(Lock, Option<super::index::Key>)>> {
     if !exists(path)? {
         return Ok(None);
     }
@@ -54,7 +57,7 @@ pub fn read_digests_only(path: &Path, index_dir: Option<&Path>) -> Result<Option
     let key = index_dir.map(|_| super::index::Key::of_text_releasing((*input).as_ref(), &release));
     if let (Some(dir), Some(key)) = (index_dir, &key) {
         if let Some(lock) = super::index::load(dir, key, Some(input.clone())) {
-            return Ok(Some(lock));
+            return Ok(Some((lock, Some(*key))));
         }
     }
     let lock =
@@ -64,7 +67,7 @@ pub fn read_digests_only(path: &Path, index_dir: Option<&Path>) -> Result<Option
         // reason to fail.
         let _ = super::index::store(dir, key, &lock);
     }
-    Ok(Some(lock))
+    Ok(Some((lock, key)))
 }
 
 /// The lock file's bytes without a byte order mark, `None` when there is

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{copy, kams, real, text};
+use crate::common::{copy, git, kams, real, text};
 use crate::history::{commit, pin, story};
 
 /// The ways the lock is read in these tests: digests only (status) and
@@ -214,6 +214,54 @@ fn a_changed_inventory_is_read_anew() {
     let (code, _, err) = run(p, &["status"], true);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("server-memory.json"), "{err}");
+}
+
+/// What `scan` remembers against a lock (the findings that depend on the
+/// inventory and the lock) is used against that lock only, and what
+/// depends on the client configs is found anew on every run.
+#[test]
+fn remembered_findings_follow_the_lock_and_never_the_configs() {
+    let s = drifted();
+    let p = s.path();
+    // Poison, a shadow and a squat: what the lock's approval moves.
+    for (i, attack) in [
+        "invariant-direct-poisoning.json",
+        "invariant-shadowing.json",
+        "synthetic-homoglyph-squatting.json",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let from = crate::common::corpus().join("attacks").join(attack);
+        copy(&from, p, &format!(".kams/inventory/attack-{i}.json"));
+    }
+    let scan = ["--format", "json", "scan"];
+    let cold = run(p, &scan, false);
+    for round in 0..2 {
+        assert_eq!(run(p, &scan, true), cold, "round {round}");
+    }
+    // A risky client config: its findings show at once.
+    std::fs::write(
+        p.join(".mcp.json"),
+        r#"{"mcpServers": {"x": {"command": "npx", "args": ["-y", "pkg"]}}}"#,
+    )
+    .unwrap();
+    let configured = run(p, &scan, false);
+    assert_ne!(configured, cold, "the config shows");
+    assert!(configured.1.contains("\"transport\""), "{configured:?}");
+    assert_eq!(run(p, &scan, true), configured);
+    // A pin changes the lock, not the inventory: what was found against
+    // the old lock is not used.
+    pin(p, "Rita", "all again", &[]);
+    let pinned = run(p, &scan, false);
+    assert_ne!(pinned, configured, "the pin shows");
+    for round in 0..2 {
+        assert_eq!(run(p, &scan, true), pinned, "round {round}");
+    }
+    // The old lock again (another text, another key): found anew.
+    std::fs::write(p.join("kams.lock"), git(p, &["show", "HEAD~1:kams.lock"])).unwrap();
+    assert_eq!(run(p, &scan, true), configured);
+    assert_eq!(indexes_of(p, "findings-").len(), 1, "one inventory");
 }
 
 #[test]
