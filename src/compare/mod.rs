@@ -29,14 +29,8 @@ pub struct Pair<'a> {
 /// Every subject of the inventory and the lock, sorted by server then tool
 /// (server level first).
 pub fn pairs<'a>(inv: &'a Inventory, lock: &'a Lock) -> Vec<Pair<'a>> {
-    let mut names: Vec<&str> = inv.servers.keys().map(String::as_str).collect();
-    names.extend(lock.servers.keys().map(String::as_str));
-    names.sort_unstable();
-    names.dedup();
-    let mut out = Vec::new();
-    for server in names {
-        let s_inv = inv.servers.get(server);
-        let s_lock = lock.servers.get(server);
+    let mut out = Vec::with_capacity(inv.servers.values().map(|s| s.tools.len() + 1).sum());
+    for (server, s_inv, s_lock) in joined(inv.servers.iter(), lock.servers.iter()) {
         out.push(Pair {
             server,
             tool: None,
@@ -45,26 +39,45 @@ pub fn pairs<'a>(inv: &'a Inventory, lock: &'a Lock) -> Vec<Pair<'a>> {
             locked_launch: s_lock.and_then(|s| s.launch.as_ref()),
             seen_launch: s_inv.map(|s| &s.launch),
         });
-        let mut tools: Vec<&str> = s_inv
-            .map(|s| s.tools.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        if let Some(s) = s_lock {
-            tools.extend(s.tools.keys().map(String::as_str));
-        }
-        tools.sort_unstable();
-        tools.dedup();
-        for tool in tools {
+        let inv_tools = s_inv.into_iter().flat_map(|s| &s.tools);
+        let lock_tools = s_lock.into_iter().flat_map(|s| &s.tools);
+        for (tool, seen, entry) in joined(inv_tools, lock_tools) {
             out.push(Pair {
                 server,
                 tool: Some(tool),
-                entry: s_lock.and_then(|s| s.tools.get(tool)),
-                seen: s_inv.and_then(|s| s.tools.get(tool)).map(|t| &t.descriptor),
+                entry,
+                seen: seen.map(|t| &t.descriptor),
                 locked_launch: None,
                 seen_launch: None,
             });
         }
     }
     out
+}
+
+/// Every key of two maps' entries (each sorted by key) once, in order,
+/// with its value on either side: one pass over both, no look-ups.
+fn joined<'a, A: 'a, B: 'a>(
+    a: impl Iterator<Item = (&'a String, &'a A)>,
+    b: impl Iterator<Item = (&'a String, &'a B)>,
+) -> impl Iterator<Item = (&'a str, Option<&'a A>, Option<&'a B>)> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    std::iter::from_fn(move || {
+        let order = match (a.peek(), b.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some((x, _)), Some((y, _))) => x.cmp(y),
+        };
+        Some(match order {
+            std::cmp::Ordering::Less => a.next().map(|(k, v)| (k.as_str(), Some(v), None))?,
+            std::cmp::Ordering::Greater => b.next().map(|(k, v)| (k.as_str(), None, Some(v)))?,
+            std::cmp::Ordering::Equal => {
+                let (k, v) = a.next()?;
+                (k.as_str(), Some(v), b.next().map(|(_, w)| w))
+            }
+        })
+    })
 }
 
 /// All findings of the inventory against the lock (drift, added, removed,
@@ -547,6 +560,32 @@ fn myers_word_diff(old: &str, new: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`joined`] gives what looking each key up in both maps gives, on
+    /// many pairs of key sets: disjoint, equal, nested, interleaved, empty,
+    /// with keys that sort by bytes (`Z` < `a` < `é`).
+    #[test]
+    fn joined_is_the_union_of_the_keys_with_both_values() {
+        use std::collections::{BTreeMap, BTreeSet};
+        let universe = ["", "Z", "a", "a_b", "ab", "b", "é", "\u{1f600}"];
+        for mask in 0u32..(1 << (2 * universe.len())) {
+            let a: BTreeMap<String, usize> = (0..universe.len())
+                .filter(|i| mask >> i & 1 == 1)
+                .map(|i| (universe[i].to_string(), i))
+                .collect();
+            let b: BTreeMap<String, usize> = (0..universe.len())
+                .filter(|i| mask >> (universe.len() + i) & 1 == 1)
+                .map(|i| (universe[i].to_string(), 100 + i))
+                .collect();
+            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            let expected: Vec<(&str, Option<&usize>, Option<&usize>)> = keys
+                .into_iter()
+                .map(|k| (k.as_str(), a.get(k), b.get(k)))
+                .collect();
+            let got: Vec<_> = joined(a.iter(), b.iter()).collect();
+            assert_eq!(got, expected, "{a:?} {b:?}");
+        }
+    }
 
     #[test]
     fn word_diff_marks_changed_words() {
