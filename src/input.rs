@@ -88,6 +88,8 @@ impl Behind {
 pub struct Input {
     repr: Repr,
     start: usize,
+    /// What `stat` said of the file when it was opened, for a file.
+    stamp: Option<crate::git::stamp::Stamp>,
 }
 
 enum Repr {
@@ -110,10 +112,19 @@ impl Input {
                 return Ok(Input {
                     repr: Repr::Mapped(map),
                     start: 0,
+                    stamp: crate::git::stamp::Stamp::of(&meta),
                 });
             }
         }
-        crate::inventory::read_open(file, &meta, path, max_size).map(Input::from)
+        let mut input = Input::from(crate::inventory::read_open(file, &meta, path, max_size)?);
+        input.stamp = crate::git::stamp::Stamp::of(&meta);
+        Ok(input)
+    }
+
+    /// What `stat` said of the file when it was opened (`None` for bytes
+    /// that came from elsewhere: git, a capture).
+    pub fn stamp(&self) -> Option<crate::git::stamp::Stamp> {
+        self.stamp
     }
 
     /// Skips a leading UTF-8 byte order mark (RFC 8259 lets a parser
@@ -152,6 +163,7 @@ impl From<Vec<u8>> for Input {
         Input {
             repr: Repr::Owned(bytes),
             start: 0,
+            stamp: None,
         }
     }
 }

@@ -34,6 +34,7 @@ use crate::inventory::Inventory;
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "findings-",
     magic: b"kams-fix\0\0\0\x05",
+    keep: cachefile::Named::KEEP,
 };
 
 /// What is remembered of one tool.

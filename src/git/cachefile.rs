@@ -60,6 +60,12 @@ impl Namer {
             done(n);
         }
     }
+    /// The name of `bytes`.
+    pub fn of(bytes: &[u8]) -> Digest {
+        let mut n = Namer::new();
+        n.update(bytes);
+        n.finish()
+    }
     /// The name.
     pub fn finish(&self) -> Digest {
         Digest(*self.0.finalize().as_bytes())
@@ -81,12 +87,16 @@ pub fn read(file: &Path, max: u64) -> Option<crate::input::Input> {
     crate::input::Input::read(file, max).ok()
 }
 
-/// Writes `bytes` to `file` through a temporary file (`.{stem}-{pid}.tmp`
-/// next to it) and a rename, creating the folder.
+/// Writes `bytes` to `file` through a temporary file
+/// (`.{stem}-{pid}-{n}.tmp` next to it, `n` counting this process's
+/// writes, since two threads may write at once) and a rename, creating
+/// the folder.
 pub fn write(file: &Path, stem: &str, bytes: &[u8]) -> std::io::Result<()> {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{stem}-{}.tmp", std::process::id()));
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{stem}-{}-{n}.tmp", std::process::id()));
     let written = std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes))
         .and_then(|()| std::fs::rename(&tmp, file));
@@ -133,18 +143,21 @@ pub fn forged(sealed: &[u8], at: usize, xor: u8) -> Vec<u8> {
 /// (the kind and its layout's version), the release of git-kams that wrote
 /// it (another may read or detect differently) and its name, and ends with
 /// its seal. Files larger than [`Named::MAX_SIZE`] are not read, and only
-/// the newest [`Named::KEEP`] of a kind are kept.
+/// the newest `keep` of a kind are kept.
 pub struct Named {
     /// The start of the file names.
     pub prefix: &'static str,
     /// The first bytes; the last is the layout's version.
     pub magic: &'static [u8; 12],
+    /// How many files of this kind are kept (see [`Named::KEEP`]).
+    pub keep: usize,
 }
 
 impl Named {
     /// Largest file read.
     pub const MAX_SIZE: u64 = 1 << 30;
-    /// Files kept of each kind: a branch switch or a pin makes a new one.
+    /// Files kept of a kind whose files describe a lock or an inventory:
+    /// a branch switch or a pin makes a new one.
     pub const KEEP: usize = 8;
 
     /// The file named `name` under the common git directory `common_dir`.
@@ -180,14 +193,14 @@ impl Named {
     }
 
     /// Seals `out` into the file named `name`, and removes all but the
-    /// newest [`Named::KEEP`] of this kind.
+    /// newest `keep` of this kind.
     pub fn store(&self, common_dir: &Path, name: &str, out: Out) -> std::io::Result<()> {
         let path = self.file(common_dir, name);
         write(&path, self.prefix.trim_end_matches('-'), &seal(out.0))?;
         prune(
             path.parent().unwrap_or(Path::new(".")),
             self.prefix,
-            Named::KEEP,
+            self.keep,
         );
         Ok(())
     }

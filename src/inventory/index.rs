@@ -26,14 +26,16 @@ use crate::lock::index::sorted;
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "inventory-",
     magic: b"kams-iix\0\0\0\x04",
+    keep: cachefile::Named::KEEP,
 };
 
 /// The name of the index of `files` read with `server` as `--server`;
-/// `done(i, n)` is called after each 8 MiB hashed of file `i`.
+/// `hash(i)` gives the BLAKE3 hash of file `i`'s bytes
+/// ([`cachefile::Namer::of`], or its record: [`crate::git::stamp`]).
 pub fn key(
     files: &[(PathBuf, Shared)],
     server: Option<&str>,
-    done: &dyn Fn(usize, usize),
+    hash: &dyn Fn(usize) -> Digest,
 ) -> Digest {
     let mut h = cachefile::Namer::new();
     h.update(&(files.len() as u64).to_le_bytes());
@@ -41,9 +43,8 @@ pub fn key(
         let path = path.as_os_str().as_encoded_bytes();
         h.update(&(path.len() as u64).to_le_bytes());
         h.update(path);
-        let bytes = (**bytes).as_ref();
-        h.update(&(bytes.len() as u64).to_le_bytes());
-        h.update_releasing(bytes, &mut |n| done(i, n));
+        h.update(&((**bytes).as_ref().len() as u64).to_le_bytes());
+        h.update(&hash(i).0);
     }
     match server {
         Some(s) => {
@@ -247,7 +248,9 @@ mod tests {
         let (files, inv) = sample();
         assert!(inv.servers.values().any(|s| !s.ambiguities.is_empty()));
         assert!(inv.servers.values().any(|s| !s.launch.is_empty()));
-        let key = key(&files, None, &|_, _| ());
+        let key = key(&files, None, &|i| {
+            cachefile::Namer::of((*files[i].1).as_ref())
+        });
         let bytes = cachefile::seal(encode(&inv, &key, &files).expect("encodes").0);
         let back = decode(&bytes, &key, &files).expect("decodes");
         assert_eq!(summary(&back), summary(&inv));
@@ -256,7 +259,9 @@ mod tests {
     #[test]
     fn a_damaged_or_foreign_index_is_refused() {
         let (files, inv) = sample();
-        let k = key(&files, None, &|_, _| ());
+        let k = key(&files, None, &|i| {
+            cachefile::Namer::of((*files[i].1).as_ref())
+        });
         let bytes = cachefile::seal(encode(&inv, &k, &files).expect("encodes").0);
         for n in (0..bytes.len()).step_by(5) {
             assert!(decode(&bytes[..n], &k, &files).is_none());
@@ -266,7 +271,9 @@ mod tests {
         }
         assert_ne!(
             k,
-            key(&files, Some("srv"), &|_, _| ()),
+            key(&files, Some("srv"), &|i| cachefile::Namer::of(
+                (*files[i].1).as_ref()
+            )),
             "--server is part of the key"
         );
         // Sealed anew after a change, every byte: an answer or a refusal,
@@ -276,7 +283,9 @@ mod tests {
                 let _ = decode(&cachefile::forged(&bytes, n, xor), &k, &files);
             }
         }
-        let other = key(&files[1..], None, &|_, _| ());
+        let other = key(&files[1..], None, &|i| {
+            cachefile::Namer::of((*files[1 + i].1).as_ref())
+        });
         assert!(decode(&bytes, &other, &files).is_none());
         // Spans past the end of the files given: not these files.
         let short: Vec<(PathBuf, Shared)> = files

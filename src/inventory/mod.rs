@@ -330,8 +330,10 @@ pub fn read_files<B: Into<Input>>(
                 .iter()
                 .map(|(p, b)| (p.clone(), b.clone() as Shared))
                 .collect();
-            let key = index::key(&shared, opts.server.as_deref(), &|i, n| {
-                texts[i].1.release(0..n)
+            let key = index::key(&shared, opts.server.as_deref(), &|i| {
+                let (path, text) = &texts[i];
+                let release = &mut |n| text.release(0..n);
+                crate::git::stamp::digest(Some(dir), path, text.stamp(), text, release)
             });
             if let Some(mut inv) = index::load(dir, &key, &shared) {
                 inv.index_key = Some(key);

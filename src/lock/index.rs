@@ -29,6 +29,7 @@ use super::format::{share_approval, Approval, Entry, Lock, LockServer, State};
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "lock-",
     magic: b"kams-lix\0\0\0\x03",
+    keep: cachefile::Named::KEEP,
 };
 
 /// What an index describes.
@@ -42,17 +43,10 @@ pub enum Key {
 }
 
 impl Key {
-    /// The key of a lock file's text.
+    /// The key of a lock file's text (a lock file read from the work tree
+    /// takes its hash from [`crate::git::stamp::digest`]).
     pub fn of_text(text: &[u8]) -> Key {
-        Key::of_text_releasing(text, &|_| ())
-    }
-
-    /// Like [`Key::of_text`], calling `done(n)` after each 8 MiB with the
-    /// length `n` hashed so far (whose memory may be given back).
-    pub fn of_text_releasing(text: &[u8], done: &dyn Fn(usize)) -> Key {
-        let mut namer = cachefile::Namer::new();
-        namer.update_releasing(text, &mut |n| done(n));
-        Key::Text(namer.finish())
+        Key::Text(cachefile::Namer::of(text))
     }
 
     /// The key's name: `blob-<id>` or `blake3-<hex>`.

@@ -193,6 +193,46 @@ fn a_changed_or_corrupt_lock_is_never_served_from_an_index() {
     assert_eq!(indexes(p).len(), 2);
 }
 
+/// The hash of a lock file old enough to be recorded by its `stat` data
+/// (`.git/kams/stamp-*.idx`) is not used once the file is written again,
+/// even with the same size and modification time.
+#[test]
+fn a_lock_edited_in_place_is_read_anew_after_its_hash_was_recorded() {
+    let s = drifted();
+    let p = s.path();
+    // Files changed in the last two seconds are not recorded.
+    std::thread::sleep(std::time::Duration::from_millis(3100));
+    let before = run(p, &["status"], true);
+    assert_eq!(before.0, Some(0), "{before:?}");
+    let files = std::fs::read_dir(p.join(".kams/inventory"))
+        .unwrap()
+        .count();
+    assert_eq!(
+        indexes_of(p, "stamp-").len(),
+        1 + files,
+        "the lock and each inventory file"
+    );
+    assert_eq!(run(p, &["status"], true), before, "from the records");
+    let path = p.join("kams.lock");
+    let lock = std::fs::read_to_string(&path).unwrap();
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let at = lock.find("\"digest\": \"sha256:").unwrap() + 18;
+    let mut tampered = lock.clone();
+    let flipped = if &lock[at..at + 1] == "0" { "1" } else { "0" };
+    tampered.replace_range(at..at + 1, flipped);
+    std::fs::write(&path, &tampered).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+    let (code, out, err) = run(p, &["status"], true);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(err.contains("kams.lock"), "{err}");
+}
+
 #[test]
 fn a_changed_inventory_is_read_anew() {
     let s = story();

@@ -1,0 +1,288 @@
+//! A file's BLAKE3 hash, remembered by what `stat` says of the file, as
+//! git's index remembers each tracked file's blob id: the lock index and
+//! the inventory index are named by the hash of the bytes they describe
+//! (see [`super::cachefile::Namer`]), and hashing a 125 MiB lock on every
+//! run costs more than reading its index.
+//!
+//! A record (`.git/kams/stamp-<hex>.idx`, one per file, `<hex>` the BLAKE3
+//! hash of the file's path) holds the file's device, inode, size,
+//! modification and change times, and the hash of its bytes. A file whose
+//! `stat` data are all the same is taken to hold the same bytes. Any write
+//! to a file sets its change time to the current time, and user programs
+//! cannot set it back (`touch` sets the modification time only), so:
+//!
+//! - a file is recorded only when both its times are at least
+//!   [`RACY_SECONDS`] older than the clock before it was hashed (git's
+//!   "racily clean" rule): a file written since then, even within the
+//!   same tick of a coarse file-system clock, has another change time;
+//! - a file replaced by another (a checkout, a rename, `cp -p`) has another
+//!   inode or change time.
+//!
+//! What this trusts beyond git is the clock not going back, and nobody
+//! with the rights to write the disk or `.git` directly: the same as the
+//! indexes, which `kams.indexCache=false` turns off with this.
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::cachefile::{self, In, Namer, Out};
+use crate::canon::Digest;
+
+/// The record files.
+const RECORDS: cachefile::Named = cachefile::Named {
+    prefix: "stamp-",
+    magic: b"kams-stp\0\0\0\x01",
+    keep: 256,
+};
+
+/// A file changed less than this long (in seconds) before it was hashed
+/// is not recorded.
+pub const RACY_SECONDS: i64 = 2;
+
+/// What `stat` says of a file, as far as it tells whether it changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    /// Modification time: seconds and nanoseconds since 1970.
+    mtime: (i64, i64),
+    /// Change time (of the data or of the inode).
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    /// The stamp of an open file's metadata (`None` where there is no
+    /// inode and change time to go by).
+    #[cfg(unix)]
+    pub fn of(meta: &std::fs::Metadata) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        meta.is_file().then(|| Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        })
+    }
+
+    /// The stamp of an open file's metadata (`None` where there is no
+    /// inode and change time to go by).
+    #[cfg(not(unix))]
+    pub fn of(_meta: &std::fs::Metadata) -> Option<Stamp> {
+        None
+    }
+
+    /// True when both times are at least [`RACY_SECONDS`] before `now`.
+    fn settled(&self, now: SystemTime) -> bool {
+        let Ok(now) = now.duration_since(UNIX_EPOCH) else {
+            return false;
+        };
+        let limit = i64::try_from(now.as_secs()).unwrap_or(i64::MAX) - RACY_SECONDS;
+        self.mtime.0 < limit && self.ctime.0 < limit
+    }
+
+    fn put(&self, out: &mut Out) {
+        for n in [self.dev, self.ino, self.size] {
+            out.u64(n);
+        }
+        for (s, ns) in [self.mtime, self.ctime] {
+            out.u64(s as u64);
+            out.u64(ns as u64);
+        }
+    }
+
+    fn take(r: &mut In<'_>) -> Option<Stamp> {
+        Some(Stamp {
+            dev: r.u64()?,
+            ino: r.u64()?,
+            size: r.u64()?,
+            mtime: (r.u64()? as i64, r.u64()? as i64),
+            ctime: (r.u64()? as i64, r.u64()? as i64),
+        })
+    }
+}
+
+/// The BLAKE3 hash of `bytes` (what [`Namer`] gives), the content of the
+/// file at `path` whose stamp was `stamp` when it was opened: from its
+/// record under `common_dir` when the stamp is the same, else hashed
+/// (calling `done` as [`Namer::update_releasing`] does) and recorded when
+/// it may be.
+pub fn digest(
+    common_dir: Option<&Path>,
+    path: &Path,
+    stamp: Option<Stamp>,
+    bytes: &[u8],
+    done: &mut dyn FnMut(usize),
+) -> Digest {
+    let at = common_dir.zip(stamp);
+    let name = at.map(|_| record_name(path));
+    if let (Some((dir, stamp)), Some(name)) = (at, &name) {
+        let found = RECORDS
+            .read(dir, name)
+            .and_then(|file| decode(&file, name, path, &stamp));
+        if let Some(d) = found {
+            return d;
+        }
+    }
+    let now = SystemTime::now();
+    let mut namer = Namer::new();
+    namer.update_releasing(bytes, done);
+    let d = namer.finish();
+    if let (Some((dir, stamp)), Some(name)) = (at, &name) {
+        if stamp.settled(now) {
+            // Saves time only: an unwritable repository is no reason to
+            // fail.
+            let _ = RECORDS.store(dir, name, encode(name, path, &stamp, &d));
+        }
+    }
+    d
+}
+
+/// The record's name: the hash of the file's absolute path (as given when
+/// it cannot be made absolute).
+fn record_name(path: &Path) -> String {
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut h = Namer::new();
+    h.update(path.as_os_str().as_encoded_bytes());
+    h.finish().hex()
+}
+
+fn encode(name: &str, path: &Path, stamp: &Stamp, d: &Digest) -> Out {
+    let mut out = RECORDS.begin(name, 256);
+    out.bytes(path.as_os_str().as_encoded_bytes());
+    stamp.put(&mut out);
+    out.digest(d);
+    out
+}
+
+/// The recorded hash, when the record is of `path` with `stamp`.
+fn decode(bytes: &[u8], name: &str, path: &Path, stamp: &Stamp) -> Option<Digest> {
+    let mut r = RECORDS.open(bytes, name)?;
+    if r.bytes()? != path.as_os_str().as_encoded_bytes() || Stamp::take(&mut r)? != *stamp {
+        return None;
+    }
+    let d = r.digest()?;
+    r.rest.is_empty().then_some(d)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn stamp_of(path: &Path) -> Stamp {
+        Stamp::of(&std::fs::metadata(path).unwrap()).unwrap()
+    }
+
+    /// A file's hash is recorded once it is old enough, then served while
+    /// its stamp holds, and hashed anew after any change, even one that
+    /// keeps its size and modification time.
+    #[test]
+    fn a_recorded_hash_serves_only_the_file_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = dir.path().join("git");
+        std::fs::create_dir_all(common.join("kams")).unwrap();
+        let file = dir.path().join("kams.lock");
+        std::fs::write(&file, b"one").unwrap();
+        let hash = Namer::of;
+        let records = || cachefile_count(&common);
+        // Just written: hashed, not recorded.
+        let d = digest(
+            Some(&common),
+            &file,
+            Some(stamp_of(&file)),
+            b"one",
+            &mut |_| {},
+        );
+        assert_eq!(d, hash(b"one"));
+        assert_eq!(records(), 0, "a file this new is not recorded");
+        std::thread::sleep(std::time::Duration::from_millis(
+            (RACY_SECONDS as u64 + 1) * 1000 + 100,
+        ));
+        let stamp = stamp_of(&file);
+        assert_eq!(
+            digest(Some(&common), &file, Some(stamp), b"one", &mut |_| {}),
+            hash(b"one")
+        );
+        assert_eq!(records(), 1);
+        // Served without looking at the bytes: they are not hashed.
+        let mut hashed = false;
+        let served = digest(Some(&common), &file, Some(stamp), b"two", &mut |_| {
+            hashed = true
+        });
+        assert_eq!((served, hashed), (hash(b"one"), false));
+        // Written again with the same size and modification time: the
+        // change time moved, so it is hashed.
+        let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+        std::fs::write(&file, b"two").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        let after = stamp_of(&file);
+        assert_ne!(after, stamp);
+        assert_eq!(
+            digest(Some(&common), &file, Some(after), b"two", &mut |_| {}),
+            hash(b"two")
+        );
+        // Another path with the same stamp has its own record; no stamp or
+        // no directory means hashing.
+        let other = dir.path().join("other.lock");
+        assert_eq!(
+            digest(Some(&common), &other, Some(stamp), b"x", &mut |_| {}),
+            hash(b"x")
+        );
+        assert_eq!(
+            digest(None, &file, Some(stamp), b"y", &mut |_| {}),
+            hash(b"y")
+        );
+        assert_eq!(
+            digest(Some(&common), &file, None, b"y", &mut |_| {}),
+            hash(b"y")
+        );
+    }
+
+    fn cachefile_count(common: &Path) -> usize {
+        std::fs::read_dir(common.join("kams"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("stamp-")
+            })
+            .count()
+    }
+
+    /// A record read back is the one written, and any damage, or a record
+    /// of another path or stamp, is refused without a panic.
+    #[test]
+    fn a_record_reads_back_for_its_path_and_stamp_only() {
+        let stamp = Stamp {
+            dev: 1,
+            ino: 2,
+            size: 3,
+            mtime: (4, 5),
+            ctime: (6, -7),
+        };
+        let path = Path::new("/r/kams.lock");
+        let d = Digest::of(b"text");
+        let bytes = cachefile::seal(encode("n", path, &stamp, &d).0);
+        assert_eq!(decode(&bytes, "n", path, &stamp), Some(d));
+        assert_eq!(decode(&bytes, "m", path, &stamp), None);
+        assert_eq!(decode(&bytes, "n", Path::new("/r/x"), &stamp), None);
+        let moved = Stamp { ino: 9, ..stamp };
+        assert_eq!(decode(&bytes, "n", path, &moved), None);
+        for n in 0..bytes.len() - 32 {
+            for xor in [0x01, 0x80, 0xff] {
+                let _ = decode(&cachefile::forged(&bytes, n, xor), "n", path, &stamp);
+            }
+        }
+        for n in 0..bytes.len() {
+            assert_eq!(decode(&bytes[..n], "n", path, &stamp), None);
+        }
+    }
+}
