@@ -122,27 +122,24 @@ pub fn findings(
         .iter()
         .map(|f| (f.server.as_str(), f.tool.as_deref()))
         .collect();
-    let about_server = |s: &str| {
-        about
-            .range((s, None)..)
-            .next()
-            .is_some_and(|(x, _)| *x == s)
-    };
+    // One look-up per subject with findings (there are 100,000 tools).
+    let mut places: BTreeMap<String, (PathBuf, String, BTreeMap<String, String>)> = BTreeMap::new();
+    let mut locked = BTreeSet::new();
+    for &(name, tool) in &about {
+        if let Some(s) = inventory.servers.get(name) {
+            let (_, _, tools) = places
+                .entry(name.to_string())
+                .or_insert_with(|| (s.source.clone(), s.pointer.clone(), BTreeMap::new()));
+            if let Some((t, seen)) = tool.and_then(|t| s.tools.get_key_value(t)) {
+                tools.insert(t.clone(), seen.pointer.clone());
+            }
+        }
+        if lock.entry(name, tool).is_some() {
+            locked.insert((name.to_string(), tool.map(str::to_string)));
+        }
+    }
     let sources = Sources {
-        servers: inventory
-            .servers
-            .values()
-            .filter(|s| about_server(&s.name))
-            .map(|s| {
-                let tools = s
-                    .tools
-                    .iter()
-                    .filter(|(n, _)| about.contains(&(s.name.as_str(), Some(n.as_str()))))
-                    .map(|(n, t)| (n.clone(), t.pointer.clone()))
-                    .collect();
-                (s.name.clone(), (s.source.clone(), s.pointer.clone(), tools))
-            })
-            .collect(),
+        servers: places,
         configs: configs
             .iter()
             .map(|c| {
@@ -158,17 +155,7 @@ pub fn findings(
             Some(_) => None,
             None => env.lock_path().ok(),
         },
-        locked: lock
-            .servers
-            .iter()
-            .filter(|(name, _)| about_server(name))
-            .flat_map(|(name, s)| {
-                let server = s.server.as_ref().map(|_| (name.clone(), None));
-                let tools = s.tools.keys().map(|t| (name.clone(), Some(t.clone())));
-                server.into_iter().chain(tools)
-            })
-            .filter(|(s, t)| about.contains(&(s.as_str(), t.as_deref())))
-            .collect(),
+        locked,
     };
     Ok(Scan {
         findings: all,

@@ -99,7 +99,7 @@ pub enum Level {
 
 /// What a detector's findings at a [`Level`] depend on, from least to
 /// most.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Depends {
     /// Nothing: it reports nothing at this level (it is not called).
     Nothing,
@@ -290,13 +290,17 @@ fn per_server<'m>(
             |d, (), found| d.server(cx, &view, found),
         );
         let mut tools = Vec::new();
+        let mut read = false;
         for (j, (name, tool)) in server.tools.iter().enumerate() {
             let r = subject(
                 detectors,
                 Level::Tool,
                 known(remembered.map(|r| &r.tools[j])),
                 &mut found,
-                || tool.raw(),
+                || {
+                    read = true;
+                    tool.raw()
+                },
                 |d, raw, found| {
                     let view = ToolView {
                         server: &server.name,
@@ -311,7 +315,11 @@ fn per_server<'m>(
         if let Some(own) = own {
             learned.push(memo::Server { server: own, tools });
         }
-        server.release();
+        if read {
+            // Its tools' text is not needed again (a system call: not
+            // made for a server whose tools were all remembered).
+            server.release();
+        }
     }
     (found, learned)
 }
