@@ -30,6 +30,9 @@ pub struct Scan {
     pub servers: Vec<String>,
     /// Where the inputs are written, for reports that point at lines.
     pub sources: Sources,
+    /// The inventory the findings were computed from (digests only, and
+    /// the drifted tools' descriptors).
+    pub inventory: crate::inventory::Inventory,
 }
 
 /// Where a scan's inputs are written, kept from the run so that a report
@@ -162,6 +165,7 @@ pub fn findings(
         lock,
         servers,
         sources,
+        inventory,
     })
 }
 
@@ -334,7 +338,8 @@ pub enum Mode<'a> {
     Diff,
 }
 
-/// Runs `scan` or `diff`.
+/// Runs `scan` or `diff`, the last thing the process does: what it read
+/// is left for the system to take back at exit (see the end).
 pub fn run(
     env: &Env,
     args: &ScanArgs,
@@ -387,6 +392,10 @@ pub fn run(
             let _ = writeln!(err, "warning: metrics not exported: {e:#}");
         }
     }
+    // The process exits next: giving 100,000 entries and tools back to
+    // the allocator one by one took 35 ms of a 0.33 s scan at 2000x50;
+    // the system takes the whole heap back at once.
+    std::mem::forget(scan);
     Ok(status)
 }
 
