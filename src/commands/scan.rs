@@ -100,10 +100,10 @@ pub fn findings(
         let _step = env.step("running the detectors", err);
         // What the detectors found in this inventory before, if it was.
         let memo_at = env.index_dir()?.zip(inventory.index_key);
+        let lock_key = lock_key.map(|k| k.name());
         let memo = memo_at
             .as_ref()
-            .and_then(|(dir, key)| detect::memo::load(dir, key, &inventory));
-        let lock_key = lock_key.map(|k| k.name());
+            .and_then(|(dir, key)| detect::memo::load(dir, key, &inventory, lock_key.as_deref()));
         let cx = detect::Context {
             inventory: &inventory,
             lock: &lock,

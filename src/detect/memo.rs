@@ -20,8 +20,9 @@
 //! The file is named by the inventory's index key, which covers every
 //! byte of every inventory file, and is checked like the indexes (seal,
 //! layout, writer, key, and the inventory's server and tool names, in
-//! order); the settled findings name the lock's index key (its blob id or
-//! the BLAKE3 hash of its text).
+//! order); the settled findings come first and name the lock's index key
+//! (its blob id or the BLAKE3 hash of its text), so that a scan against
+//! that lock reads nothing else.
 
 use std::path::Path;
 
@@ -33,7 +34,7 @@ use crate::inventory::Inventory;
 /// The memo files.
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "findings-",
-    magic: b"kams-fix\0\0\0\x05",
+    magic: b"kams-fix\0\0\0\x06",
     keep: cachefile::Named::KEEP,
 };
 
@@ -69,16 +70,24 @@ pub struct Settled {
 /// What is remembered of an inventory.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Memo {
-    /// Per server of the inventory, in order.
+    /// Per server of the inventory, in order; empty when [`load`] found
+    /// the settled findings of the lock it was asked for (they are all a
+    /// scan then needs).
     pub servers: Vec<Server>,
     /// What was found against the lock last scanned with it.
     pub settled: Option<Settled>,
 }
 
 /// The memo of `inventory` (index key `key`), `None` when there is no
-/// usable one.
-pub fn load(common_dir: &Path, key: &Digest, inventory: &Inventory) -> Option<Memo> {
-    decode(&INDEX.read(common_dir, &key.hex())?, key, inventory)
+/// usable one. When its settled findings are those of the lock whose
+/// index key is `lock`, the per-server part is not read.
+pub fn load(
+    common_dir: &Path,
+    key: &Digest,
+    inventory: &Inventory,
+    lock: Option<&str>,
+) -> Option<Memo> {
+    decode(&INDEX.read(common_dir, &key.hex())?, key, inventory, lock)
 }
 
 /// Writes `memo` of `inventory` for `key` (see
@@ -95,6 +104,14 @@ pub fn store(
 /// The file's body after its header.
 fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Out {
     let mut out = INDEX.begin(&key.hex(), 4096);
+    match &memo.settled {
+        None => out.0.push(0),
+        Some(s) => {
+            out.0.push(1);
+            out.bytes(s.lock.as_bytes());
+            put_findings(&mut out, &s.findings);
+        }
+    }
     out.u32(memo.servers.len());
     for (server, m) in inventory.servers.values().zip(&memo.servers) {
         out.bytes(server.name.as_bytes());
@@ -103,14 +120,6 @@ fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Out {
         for (name, r) in server.tools.keys().zip(&m.tools) {
             out.bytes(name.as_bytes());
             put(&mut out, r);
-        }
-    }
-    match &memo.settled {
-        None => out.0.push(0),
-        Some(s) => {
-            out.0.push(1);
-            out.bytes(s.lock.as_bytes());
-            put_findings(&mut out, &s.findings);
         }
     }
     out
@@ -160,8 +169,25 @@ fn take_findings(r: &mut In<'_>) -> Option<Vec<Finding>> {
     })
 }
 
-fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory) -> Option<Memo> {
+fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory, lock: Option<&str>) -> Option<Memo> {
     let mut r = INDEX.open(bytes, &key.hex())?;
+    let settled = match r.bool()? {
+        false => None,
+        true => Some(Settled {
+            lock: r.str()?.to_string(),
+            findings: take_findings(&mut r)?,
+        }),
+    };
+    if settled
+        .as_ref()
+        .is_some_and(|s| lock == Some(s.lock.as_str()))
+    {
+        // The seal covered the rest; the key names the inventory.
+        return Some(Memo {
+            servers: Vec::new(),
+            settled,
+        });
+    }
     if r.count()? != inventory.servers.len() {
         return None;
     }
@@ -183,13 +209,6 @@ fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory) -> Option<Memo> {
         }
         servers.push(Server { server: own, tools });
     }
-    let settled = match r.bool()? {
-        false => None,
-        true => Some(Settled {
-            lock: r.str()?.to_string(),
-            findings: take_findings(&mut r)?,
-        }),
-    };
     r.rest.is_empty().then_some(Memo { servers, settled })
 }
 
@@ -245,26 +264,44 @@ mod tests {
         let (inv, memo) = sample();
         let key = Digest::of(b"inventory");
         let bytes = cachefile::seal(encode(&memo, &key, &inv).0);
-        assert_eq!(decode(&bytes, &key, &inv), Some(memo.clone()));
+        assert_eq!(decode(&bytes, &key, &inv, None), Some(memo.clone()));
+        assert_eq!(
+            decode(&bytes, &key, &inv, Some("blake3-01")),
+            Some(memo.clone()),
+            "another lock: the per-tool part is read"
+        );
+        let settled_only = Memo {
+            servers: Vec::new(),
+            ..memo.clone()
+        };
+        assert_eq!(
+            decode(&bytes, &key, &inv, Some("blake3-00")),
+            Some(settled_only),
+            "its lock: the settled findings are all it reads"
+        );
         let unsettled = Memo {
             settled: None,
             ..memo.clone()
         };
         let bytes2 = cachefile::seal(encode(&unsettled, &key, &inv).0);
-        assert_eq!(decode(&bytes2, &key, &inv), Some(unsettled));
-        assert_eq!(decode(&bytes, &Digest::of(b"other"), &inv), None);
+        assert_eq!(decode(&bytes2, &key, &inv, None), Some(unsettled));
+        assert_eq!(decode(&bytes, &Digest::of(b"other"), &inv, None), None);
         let other = super::super::squat::tests::inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
-        assert_eq!(decode(&bytes, &key, &other), None, "another tool name");
+        assert_eq!(
+            decode(&bytes, &key, &other, None),
+            None,
+            "another tool name"
+        );
         for n in 0..bytes.len() - 32 {
             for xor in [0x01, 0x80, 0xff] {
-                let _ = decode(&cachefile::forged(&bytes, n, xor), &key, &inv);
+                let _ = decode(&cachefile::forged(&bytes, n, xor), &key, &inv, None);
             }
         }
         for n in (0..bytes.len()).step_by(3) {
-            assert_eq!(decode(&bytes[..n], &key, &inv), None);
+            assert_eq!(decode(&bytes[..n], &key, &inv, None), None);
             let mut bad = bytes.clone();
             bad[n] ^= 0x10;
-            assert_eq!(decode(&bad, &key, &inv), None);
+            assert_eq!(decode(&bad, &key, &inv, None), None);
         }
     }
 }

@@ -170,6 +170,9 @@ pub fn run_with(
     let settled = settled.filter(|s| lock == Some(s.lock.as_str()));
     let detectors = all();
     let servers: Vec<&crate::inventory::Server> = cx.inventory.servers.values().collect();
+    // With the settled findings in hand the per-tool part is not needed
+    // (nor read: see [`memo::load`]).
+    let remembered = remembered.filter(|m| settled.is_none() && m.len() == servers.len());
     // Per-tool work is independent: spread the servers over the cores in
     // contiguous runs of about equal tool counts, and join the findings in
     // server order, so the result is the one a single thread gives.
