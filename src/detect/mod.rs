@@ -458,6 +458,20 @@ fn baseline(cx: &Context<'_>, f: &mut Finding) {
     }
 }
 
+/// Calls `f` with the view of each tool of `server`, in order: how tests
+/// drive [`Detector::tool`] by hand.
+#[cfg(test)]
+pub(crate) fn each_tool(server: &crate::inventory::Server, mut f: impl FnMut(&ToolView<'_>)) {
+    for (name, tool) in &server.tools {
+        let raw = tool.raw();
+        f(&ToolView {
+            server: &server.name,
+            tool: name,
+            raw: &raw,
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,19 +555,11 @@ mod tests {
                     d.server(cx, &ServerView::of(s), &mut found);
                     per.push(found);
                 }
-                Level::Tool => {
-                    for (name, t) in &s.tools {
-                        let raw = t.raw();
-                        let view = ToolView {
-                            server: &s.name,
-                            tool: name,
-                            raw: &raw,
-                        };
-                        let mut found = Vec::new();
-                        d.tool(cx, &view, &mut found);
-                        per.push(found);
-                    }
-                }
+                Level::Tool => each_tool(s, |view| {
+                    let mut found = Vec::new();
+                    d.tool(cx, view, &mut found);
+                    per.push(found);
+                }),
                 Level::Inventory => {}
             }
         }

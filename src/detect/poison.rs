@@ -2771,18 +2771,7 @@ mod tests {
         let mut out = Vec::new();
         for server in inv.servers.values() {
             Poison.server(&cx, &ServerView::of(server), &mut out);
-            for (name, tool) in &server.tools {
-                let raw = tool.raw();
-                Poison.tool(
-                    &cx,
-                    &ToolView {
-                        server: &server.name,
-                        tool: name,
-                        raw: &raw,
-                    },
-                    &mut out,
-                );
-            }
+            super::super::each_tool(server, |view| Poison.tool(&cx, view, &mut out));
         }
         out
     }

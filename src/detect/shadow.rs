@@ -715,15 +715,7 @@ mod tests {
         let mut out = Vec::new();
         for s in inv.servers.values() {
             shadow.server(&cx, &ServerView::of(s), &mut out);
-            for (name, tool) in &s.tools {
-                let raw = tool.raw();
-                let view = ToolView {
-                    server: &s.name,
-                    tool: name,
-                    raw: &raw,
-                };
-                shadow.tool(&cx, &view, &mut out);
-            }
+            super::super::each_tool(s, |view| shadow.tool(&cx, view, &mut out));
         }
         shadow.inventory(&cx, &mut out);
         Finding::sort(&mut out);
