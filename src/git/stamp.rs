@@ -27,6 +27,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::cachefile::{self, In, Namer, Out};
 use crate::canon::Digest;
+use crate::input::Input;
 
 /// The record files.
 const RECORDS: cachefile::Named = cachefile::Named {
@@ -139,13 +140,19 @@ pub fn digest(
     d
 }
 
+/// [`digest`] of a file as [`Input::read`] gave it (its stamp and its
+/// bytes), whose pages are given back as they are hashed.
+pub fn digest_of(common_dir: &Path, path: &Path, input: &Input) -> Digest {
+    digest(Some(common_dir), path, input.stamp(), input, &mut |n| {
+        input.release(0..n)
+    })
+}
+
 /// The record's name: the hash of the file's absolute path (as given when
 /// it cannot be made absolute).
 fn record_name(path: &Path) -> String {
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut h = Namer::new();
-    h.update(path.as_os_str().as_encoded_bytes());
-    h.finish().hex()
+    Namer::of(path.as_os_str().as_encoded_bytes()).hex()
 }
 
 fn encode(name: &str, path: &Path, stamp: &Stamp, d: &Digest) -> Out {

@@ -331,9 +331,7 @@ pub fn read_files<B: Into<Input>>(
                 .map(|(p, b)| (p.clone(), b.clone() as Shared))
                 .collect();
             let key = index::key(&shared, opts.server.as_deref(), &|i| {
-                let (path, text) = &texts[i];
-                let release = &mut |n| text.release(0..n);
-                crate::git::stamp::digest(Some(dir), path, text.stamp(), text, release)
+                crate::git::stamp::digest_of(dir, &texts[i].0, &texts[i].1)
             });
             if let Some(mut inv) = index::load(dir, &key, &shared) {
                 inv.index_key = Some(key);

@@ -54,17 +54,8 @@ pub fn read_digests_only(
         .strip_bom();
     let input = std::sync::Arc::new(input);
     let release = |n: usize| input.release(0..n);
-    let key = index_dir.map(|dir| {
-        let stamp = input.stamp();
-        let text: &[u8] = &input;
-        super::index::Key::Text(crate::git::stamp::digest(
-            Some(dir),
-            path,
-            stamp,
-            text,
-            &mut |n| release(n),
-        ))
-    });
+    let key = index_dir
+        .map(|dir| super::index::Key::Text(crate::git::stamp::digest_of(dir, path, &input)));
     if let (Some(dir), Some(key)) = (index_dir, &key) {
         if let Some(lock) = super::index::load(dir, key, Some(input.clone())) {
             return Ok(Some((lock, Some(*key))));
