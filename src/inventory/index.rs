@@ -176,6 +176,13 @@ mod tests {
     use crate::inventory::{read_files, ReadOptions};
     use std::sync::Arc;
 
+    /// The key of `files`, each hashed whole (no stamp records).
+    fn hashed_key(files: &[(PathBuf, Shared)], server: Option<&str>) -> Digest {
+        key(files, server, &|i| {
+            cachefile::Namer::of((*files[i].1).as_ref())
+        })
+    }
+
     fn sample() -> (Vec<(PathBuf, Shared)>, Inventory) {
         let dir = Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -248,9 +255,7 @@ mod tests {
         let (files, inv) = sample();
         assert!(inv.servers.values().any(|s| !s.ambiguities.is_empty()));
         assert!(inv.servers.values().any(|s| !s.launch.is_empty()));
-        let key = key(&files, None, &|i| {
-            cachefile::Namer::of((*files[i].1).as_ref())
-        });
+        let key = hashed_key(&files, None);
         let bytes = cachefile::seal(encode(&inv, &key, &files).expect("encodes").0);
         let back = decode(&bytes, &key, &files).expect("decodes");
         assert_eq!(summary(&back), summary(&inv));
@@ -259,9 +264,7 @@ mod tests {
     #[test]
     fn a_damaged_or_foreign_index_is_refused() {
         let (files, inv) = sample();
-        let k = key(&files, None, &|i| {
-            cachefile::Namer::of((*files[i].1).as_ref())
-        });
+        let k = hashed_key(&files, None);
         let bytes = cachefile::seal(encode(&inv, &k, &files).expect("encodes").0);
         for n in (0..bytes.len()).step_by(5) {
             assert!(decode(&bytes[..n], &k, &files).is_none());
@@ -271,9 +274,7 @@ mod tests {
         }
         assert_ne!(
             k,
-            key(&files, Some("srv"), &|i| cachefile::Namer::of(
-                (*files[i].1).as_ref()
-            )),
+            hashed_key(&files, Some("srv")),
             "--server is part of the key"
         );
         // Sealed anew after a change, every byte: an answer or a refusal,
@@ -283,9 +284,7 @@ mod tests {
                 let _ = decode(&cachefile::forged(&bytes, n, xor), &k, &files);
             }
         }
-        let other = key(&files[1..], None, &|i| {
-            cachefile::Namer::of((*files[1 + i].1).as_ref())
-        });
+        let other = hashed_key(&files[1..], None);
         assert!(decode(&bytes, &other, &files).is_none());
         // Spans past the end of the files given: not these files.
         let short: Vec<(PathBuf, Shared)> = files
