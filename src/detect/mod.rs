@@ -174,18 +174,18 @@ pub fn run_with(
     // (nor read: see [`memo::load`]).
     let remembered = remembered.filter(|m| settled.is_none() && m.len() == servers.len());
     let is_settled = settled.is_some();
-    // Per-tool work is independent: spread the servers over the cores in
-    // contiguous runs of about equal tool counts, and join the findings in
-    // server order, so the result is the one a single thread gives.
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(servers.len().max(1));
+    // Per-tool work is independent: cut the servers into contiguous runs
+    // of about equal tool counts, several per core so that a core done
+    // early takes the next, and join the findings in server order, so the
+    // result is the one a single thread gives.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let runs = (threads * RUNS_PER_CORE).min(servers.len().max(1));
     let total: usize = servers.iter().map(|s| s.tools.len() + 1).sum();
-    let mut chunks: Vec<std::ops::Range<usize>> = Vec::with_capacity(threads);
+    let mut chunks: Vec<std::ops::Range<usize>> = Vec::with_capacity(runs);
     let (mut start, mut weight) = (0, 0);
     for (i, s) in servers.iter().enumerate() {
         weight += s.tools.len() + 1;
-        if weight * threads >= total * (chunks.len() + 1) && chunks.len() + 1 < threads {
+        if weight * runs >= total * (chunks.len() + 1) && chunks.len() + 1 < runs {
             chunks.push(start..i + 1);
             start = i + 1;
         }
@@ -194,21 +194,10 @@ pub fn run_with(
     let detectors = &detectors;
     let servers = &servers;
     let known = remembered.as_ref();
-    let mut found = Found::default();
-    let mut fresh = memo::Memo::default();
-    let chunks = chunks.into_iter().map(|range| {
-        move || {
-            let known = known.map(|m| &m[range.clone()]);
-            per_server(cx, detectors, &servers[range], known, is_settled)
-        }
-    });
-    for (f, learned) in in_parallel(chunks.collect()) {
-        found.settled.extend(f.settled);
-        found.live.extend(f.live);
-        fresh.servers.extend(learned);
-    }
     // Whole-inventory passes (shadow's and squat's name indexes) are
-    // independent of each other too; their findings join in detector order.
+    // independent of the per-server runs and of each other: they go into
+    // the same queue, first, as each is long; their findings join after
+    // the per-server ones, in detector order.
     let passes = detectors
         .iter()
         .map(|d| (d.depends(Level::Inventory), d))
@@ -217,15 +206,34 @@ pub fn run_with(
             Depends::Anything => true,
             _ => !is_settled,
         })
-        .map(|(depends, d)| {
-            move || {
+        .map(|(depends, d)| -> Job<'_> {
+            Box::new(move || {
                 let mut found = Vec::new();
                 d.inventory(cx, &mut found);
-                (depends, found)
-            }
+                Done::Pass(depends, found)
+            })
         });
-    let passes = in_parallel(passes.collect());
-    for (depends, f) in passes {
+    let chunks = chunks.into_iter().map(|range| -> Job<'_> {
+        Box::new(move || {
+            let known = known.map(|m| &m[range.clone()]);
+            let (found, learned) = per_server(cx, detectors, &servers[range], known, is_settled);
+            Done::Servers(found, learned)
+        })
+    });
+    let mut found = Found::default();
+    let mut fresh = memo::Memo::default();
+    let mut passes_found = Vec::new();
+    for done in in_parallel(passes.chain(chunks).collect()) {
+        match done {
+            Done::Servers(f, learned) => {
+                found.settled.extend(f.settled);
+                found.live.extend(f.live);
+                fresh.servers.extend(learned);
+            }
+            Done::Pass(depends, f) => passes_found.push((depends, f)),
+        }
+    }
+    for (depends, f) in passes_found {
         match depends {
             Depends::Anything => found.live.extend(f),
             _ => found.settled.extend(f),
@@ -254,20 +262,59 @@ pub fn run_with(
     (out, learned)
 }
 
-/// The results of `jobs`, in order: each on a thread of its own when there
-/// are several, on this one when there is one (waking another core cost
-/// up to 7 ms here).
+/// Runs of servers per core (see [`run_with`]): enough that the cores
+/// finish together, few enough that a run is long against taking it.
+const RUNS_PER_CORE: usize = 8;
+
+/// A piece of a detector run, for [`in_parallel`].
+type Job<'a> = Box<dyn FnOnce() -> Done + Send + 'a>;
+
+/// What a [`Job`] found.
+enum Done {
+    /// A run of servers: findings, and what to remember of each server.
+    Servers(Found, Vec<memo::Server>),
+    /// A whole-inventory pass, with what its findings depend on.
+    Pass(Depends, Vec<Finding>),
+}
+
+/// The results of `jobs`, in order. The cores take the next job from one
+/// queue as they finish one; this thread is one of them. A lone job runs
+/// here alone (waking another core cost up to 7 ms here).
 fn in_parallel<T: Send, F: FnOnce() -> T + Send>(jobs: Vec<F>) -> Vec<T> {
-    if jobs.len() <= 1 {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.len());
+    if threads <= 1 {
         return jobs.into_iter().map(|job| job()).collect();
     }
+    let results: Vec<Mutex<Option<T>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let jobs: Vec<Mutex<Option<F>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
+    let next = AtomicUsize::new(0);
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(slot) = jobs.get(i) else { break };
+        let job = slot.lock().expect("a job is taken once").take();
+        if let Some(job) = job {
+            let out = job();
+            *results[i].lock().expect("a result is stored once") = Some(out);
+        }
+    };
     std::thread::scope(|scope| {
-        let running: Vec<_> = jobs.into_iter().map(|job| scope.spawn(job)).collect();
-        running
-            .into_iter()
-            .map(|h| h.join().expect("a detector does not panic"))
-            .collect()
-    })
+        for _ in 1..threads {
+            scope.spawn(work);
+        }
+        work();
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .expect("a detector does not panic")
+                .expect("every job ran")
+        })
+        .collect()
 }
 
 /// The per-server and per-tool findings of `servers`, in order, with
@@ -481,6 +528,29 @@ pub(crate) fn each_tool(server: &crate::inventory::Server, mut f: impl FnMut(&To
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jobs_run_once_each_and_their_results_keep_the_queue_order() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let ran = AtomicUsize::new(0);
+        let ran = &ran;
+        // Early jobs take longest, so later ones finish first on another
+        // core; the results must still come back in job order.
+        let jobs: Vec<_> = (0..40u64)
+            .map(|i| {
+                move || {
+                    std::thread::sleep(std::time::Duration::from_micros((40 - i) * 50));
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    i * i
+                }
+            })
+            .collect();
+        let out = in_parallel(jobs);
+        assert_eq!(out, (0..40u64).map(|i| i * i).collect::<Vec<_>>());
+        assert_eq!(ran.load(Ordering::Relaxed), 40);
+        assert_eq!(in_parallel(vec![|| 7]), vec![7]);
+        assert!(in_parallel(Vec::<fn() -> u8>::new()).is_empty());
+    }
 
     /// Every inventory of the corpus (attacks and real tools) and the
     /// demo's drifted one (risky launches), as read.
