@@ -223,7 +223,7 @@ pub fn run_with(
     let mut found = Found::default();
     let mut fresh = memo::Memo::default();
     let mut passes_found = Vec::new();
-    for done in in_parallel(passes.chain(chunks).collect()) {
+    for done in in_parallel(passes.chain(chunks).collect(), threads) {
         match done {
             Done::Servers(f, learned) => {
                 found.settled.extend(f.settled);
@@ -277,15 +277,14 @@ enum Done {
     Pass(Depends, Vec<Finding>),
 }
 
-/// The results of `jobs`, in order. The cores take the next job from one
-/// queue as they finish one; this thread is one of them. A lone job runs
-/// here alone (waking another core cost up to 7 ms here).
-fn in_parallel<T: Send, F: FnOnce() -> T + Send>(jobs: Vec<F>) -> Vec<T> {
+/// The results of `jobs`, in order, on up to `cores` threads. The threads
+/// take the next job from one queue as they finish one; this thread is
+/// one of them. A lone job runs here alone (waking another core cost up to
+/// 7 ms here).
+fn in_parallel<T: Send, F: FnOnce() -> T + Send>(jobs: Vec<F>, cores: usize) -> Vec<T> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len());
+    let threads = cores.min(jobs.len());
     if threads <= 1 {
         return jobs.into_iter().map(|job| job()).collect();
     }
@@ -545,11 +544,11 @@ mod tests {
                 }
             })
             .collect();
-        let out = in_parallel(jobs);
+        let out = in_parallel(jobs, 2);
         assert_eq!(out, (0..40u64).map(|i| i * i).collect::<Vec<_>>());
         assert_eq!(ran.load(Ordering::Relaxed), 40);
-        assert_eq!(in_parallel(vec![|| 7]), vec![7]);
-        assert!(in_parallel(Vec::<fn() -> u8>::new()).is_empty());
+        assert_eq!(in_parallel(vec![|| 7], 2), vec![7]);
+        assert!(in_parallel(Vec::<fn() -> u8>::new(), 2).is_empty());
     }
 
     /// Every inventory of the corpus (attacks and real tools) and the
