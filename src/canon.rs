@@ -13,7 +13,9 @@ use std::fmt;
 use sha2::{Digest as _, Sha256};
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 
-use crate::json::{push_pointer_token, Object, Value};
+use std::ops::Range;
+
+use crate::json::{push_pointer_token, Object, ParseError, Reader, Value};
 use crate::text::is_concealing;
 
 /// NFC form of `s`, borrowing when it already is.
@@ -107,6 +109,78 @@ pub fn normalize_owned(v: Value, at: &mut String, collisions: &mut Vec<String>) 
             Value::Object(out)
         }
         other => other,
+    }
+}
+
+/// Writes the canonical form of the reader's next value to `out`: what
+/// [`normalize`] then [`write_value`] with [`Escape::Jcs`] write, without
+/// building the value. Returns `Ok(false)` (having consumed the value, and
+/// having noted its duplicate keys as [`Value`]'s reading does) when an
+/// object repeats a key or has a key that NFC changes: [`normalize`] says
+/// which keys collide, so such a value is read into a tree instead.
+pub fn write_canonical(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Result<bool, ParseError> {
+    match r.peek() {
+        Some(b'{') => {
+            out.push(b'{');
+            let base = out.len();
+            let mut ok = true;
+            // Keys, one after another; members' keys and texts as ranges.
+            let mut keys = String::new();
+            let mut members: Vec<(Range<usize>, Range<usize>)> = Vec::new();
+            r.object(|r, key| -> Result<(), ParseError> {
+                ok &= matches!(nfc(key), std::borrow::Cow::Borrowed(_));
+                let k = keys.len()..keys.len() + key.len();
+                keys.push_str(key);
+                if !members.is_empty() {
+                    out.push(b',');
+                }
+                let start = out.len();
+                write_string(key, Escape::Jcs, out);
+                out.push(b':');
+                ok &= write_canonical(r, out)?;
+                members.push((k, start..out.len()));
+                Ok(())
+            })?;
+            let key = |m: &(Range<usize>, Range<usize>)| &keys[m.0.clone()];
+            let sorted = members
+                .windows(2)
+                .all(|w| key_order(key(&w[0]), key(&w[1])) == Ordering::Less);
+            if !sorted {
+                members.sort_by(|a, b| key_order(key(a), key(b)));
+                ok &= members.windows(2).all(|w| key(&w[0]) != key(&w[1]));
+                let written = out.split_off(base);
+                for (i, (_, text)) in members.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(&written[text.start - base..text.end - base]);
+                }
+            }
+            out.push(b'}');
+            Ok(ok)
+        }
+        Some(b'[') => {
+            out.push(b'[');
+            let mut ok = true;
+            r.array(|r, i| -> Result<(), ParseError> {
+                if i > 0 {
+                    out.push(b',');
+                }
+                ok &= write_canonical(r, out)?;
+                Ok(())
+            })?;
+            out.push(b']');
+            Ok(ok)
+        }
+        Some(b'"') => {
+            let s = r.string()?.expect("the next value is a string");
+            write_string(&nfc(&s), Escape::Jcs, out);
+            Ok(true)
+        }
+        _ => {
+            write_value(&r.value()?, Escape::Jcs, out);
+            Ok(true)
+        }
     }
 }
 

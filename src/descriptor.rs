@@ -12,6 +12,7 @@ use crate::canon::{
     nfc, normalize_owned, sorted_members, write_string, write_value, Digest, Escape,
 };
 use crate::json::{Object, Value};
+use sha2::Digest as _;
 
 /// What is trimmed from a description or title: ASCII whitespace only.
 /// Other Unicode spaces (U+2028, U+0085...) can conceal text and must reach
@@ -41,6 +42,23 @@ pub fn is_canonical(fields: &Object) -> bool {
                 _ => all_nfc(v),
             }
     })
+}
+
+/// Writes the canonical text of the reader's next value as the value of
+/// descriptor field `field`, as [`Descriptor::new`] makes it (a description
+/// or title is trimmed), without building the value; `Ok(false)` as
+/// [`crate::canon::write_canonical`] says.
+pub fn write_field(
+    field: &str,
+    r: &mut crate::json::Reader<'_>,
+    out: &mut Vec<u8>,
+) -> Result<bool, crate::json::ParseError> {
+    if matches!(field, "description" | "title") && r.peek() == Some(b'"') {
+        let s = r.string()?.expect("the next value is a string");
+        write_string(&nfc(s.trim_matches(TRIMMED)), Escape::Jcs, out);
+        return Ok(true);
+    }
+    crate::canon::write_canonical(r, out)
 }
 
 /// Tool fields that are digested, in display order.
@@ -284,6 +302,35 @@ impl Descriptor {
         Descriptor {
             digest: Digest::of(&whole),
             fields,
+            field_digests,
+        }
+    }
+
+    /// The digests of a descriptor whose fields are given as their
+    /// canonical texts (field name and text), without the fields: each
+    /// text is hashed as it stands, and the whole is those texts joined
+    /// under their sorted names.
+    pub fn of_texts(mut texts: Vec<(&'static str, &[u8])>) -> Descriptor {
+        texts.sort_by(|a, b| a.0.cmp(b.0));
+        let mut whole = sha2::Sha256::new();
+        let mut field_digests = FieldDigests::default();
+        let mut name = Vec::with_capacity(16);
+        whole.update(b"{");
+        for (i, (field, text)) in texts.into_iter().enumerate() {
+            name.clear();
+            if i > 0 {
+                name.push(b',');
+            }
+            write_string(field, Escape::Jcs, &mut name);
+            name.push(b':');
+            whole.update(&name);
+            whole.update(text);
+            field_digests.insert(field, Digest::of(text));
+        }
+        whole.update(b"}");
+        Descriptor {
+            fields: Object::new(),
+            digest: Digest(whole.finalize().into()),
             field_digests,
         }
     }

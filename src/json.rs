@@ -440,6 +440,16 @@ impl<'a> Reader<'a> {
         self.p.skip(self.depth)
     }
 
+    /// Reads the next value when it is a string (borrowed from the input
+    /// unless it had escapes); steps over any other value and gives `None`.
+    pub fn string(&mut self) -> Result<Option<std::borrow::Cow<'a, str>>, ParseError> {
+        if self.peek() == Some(b'"') {
+            self.p.string_cow().map(Some)
+        } else {
+            self.skip().map(|()| None)
+        }
+    }
+
     /// Duplicate keys found so far: (top-level index, pointer).
     pub fn take_duplicates(&mut self) -> Vec<(usize, String)> {
         std::mem::take(&mut self.p.duplicates)

@@ -15,6 +15,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::canon::{write_string, Escape};
 use crate::descriptor::{Descriptor, Lazy};
 use crate::json::{self, Object, Value};
 
@@ -440,15 +441,37 @@ fn read_shell(
                 let mut list = Vec::new();
                 r.array(|r, _| -> Result<(), Fail> {
                     let at = r.pointer();
+                    let Some(bytes) = &src.keep_only_digests else {
+                        let v = r.value()?;
+                        list.push(build_tool(path, v, &at)?);
+                        return Ok(());
+                    };
                     let start = r.offset();
-                    let v = r.value()?;
+                    let digested = digest_tool(r)?;
                     let end = r.offset();
-                    let (mut tool, collisions) = build_tool(path, v, &at)?;
-                    if let Some(bytes) = &src.keep_only_digests {
-                        tool.descriptor.fields = Object::new();
-                        tool.lazy = Lazy(Some((bytes.clone(), start..end)));
-                        src.behind.borrow_mut().advance(&**bytes, start);
-                    }
+                    let (mut tool, collisions) = match digested {
+                        Some((name, descriptor)) => {
+                            let lazy = Lazy::default();
+                            let pointer = at;
+                            (
+                                Tool {
+                                    name,
+                                    descriptor,
+                                    pointer,
+                                    lazy,
+                                },
+                                Vec::new(),
+                            )
+                        }
+                        None => {
+                            let text = &(**bytes).as_ref()[start..end];
+                            let (v, _) = json::parse_nested(text, json::MAX_DEPTH)?;
+                            build_tool(path, v, &at)?
+                        }
+                    };
+                    tool.descriptor.fields = Object::new();
+                    tool.lazy = Lazy(Some((bytes.clone(), start..end)));
+                    src.behind.borrow_mut().advance(&**bytes, start);
                     list.push((tool, collisions));
                     Ok(())
                 })?;
@@ -819,6 +842,64 @@ fn rename_schema_key(rel: &str) -> String {
 }
 
 /// A tool and the pointers of its keys that collide after NFC.
+/// Reads a tool's name and digests straight from its text, as
+/// [`build_tool`] then [`Descriptor::new`] would from its tree, without
+/// building it. `None` (the tool consumed) when the tool is to be read into
+/// a tree instead: when it is not as [`build_tool`] expects (which it then
+/// reports), or has keys that NFC changes or that repeat (which
+/// [`Descriptor::new`] reports).
+fn digest_tool(r: &mut json::Reader<'_>) -> Result<Option<(String, Descriptor)>, json::ParseError> {
+    if r.peek() != Some(b'{') {
+        r.value()?;
+        return Ok(None);
+    }
+    let mut ok = true;
+    let mut name = None;
+    let mut spans: Vec<(&'static str, std::ops::Range<usize>)> = Vec::new();
+    let mut buf = Vec::with_capacity(1024);
+    r.object(|r, key| -> Result<(), json::ParseError> {
+        let key = match key {
+            "input_schema" => "inputSchema",
+            "output_schema" => "outputSchema",
+            other => other,
+        };
+        let Some(field) = crate::descriptor::field_name(key)
+            .filter(|f| crate::descriptor::TOOL_FIELDS.contains(f))
+        else {
+            // Not digested; read all the same, as the tree is, so that
+            // its duplicate keys are noted.
+            r.value()?;
+            return Ok(());
+        };
+        ok &= spans.iter().all(|(f, _)| *f != field);
+        let start = buf.len();
+        let expected = match field {
+            "name" => b'"',
+            "inputSchema" | "outputSchema" | "annotations" => b'{',
+            _ => 0,
+        };
+        if expected != 0 && r.peek() != Some(expected) {
+            ok = false;
+            r.value()?;
+        } else if field == "name" {
+            let s = r.string()?.expect("the next value is a string");
+            ok &= !s.is_empty();
+            let n = crate::canon::nfc(&s);
+            write_string(&n, Escape::Jcs, &mut buf);
+            name = Some(n.into_owned());
+        } else {
+            ok &= crate::descriptor::write_field(field, r, &mut buf)?;
+        }
+        spans.push((field, start..buf.len()));
+        Ok(())
+    })?;
+    let (true, Some(name)) = (ok, name) else {
+        return Ok(None);
+    };
+    let texts = spans.into_iter().map(|(f, span)| (f, &buf[span])).collect();
+    Ok(Some((name, Descriptor::of_texts(texts))))
+}
+
 fn build_tool(path: &Path, t: Value, at: &str) -> Result<(Tool, Vec<String>), InputError> {
     let Value::Object(o) = t else {
         return Err(InputError::new(

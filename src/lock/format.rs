@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::canon::{write_string, write_value, Digest, Escape};
 use std::sync::Arc;
 
-use crate::descriptor::{Descriptor, Lazy};
+use crate::descriptor::{Descriptor, FieldDigests, Lazy};
 use crate::json::{self, Object, Value};
 
 /// The format version this build writes and the newest it reads.
@@ -410,104 +410,160 @@ fn parse_lock(
     Ok(lock)
 }
 
-/// Reads an entry without building its descriptor: each field's text is
-/// hashed as it stands in the file. A field whose text is ASCII and hashes
-/// to its recorded digest is, by SHA-256's collision resistance, exactly the
-/// canonical form of its value, so it is verified without parsing. Returns
-/// `None` (having consumed the entry) when that does not hold; the caller
-/// then reads the entry the strict way.
+/// Reads an entry as this build writes it, without building any tree:
+/// its members are read into their types, and each descriptor field's text
+/// is hashed as it stands in the file. A field whose text is ASCII and
+/// hashes to its recorded digest is, by SHA-256's collision resistance,
+/// exactly the canonical form of its value, so it is verified without
+/// parsing. Returns `None` (having consumed the entry) when anything is not
+/// as written here, or does not verify; the caller then reads the entry the
+/// strict way, which accepts what it accepts and says what is wrong and
+/// where.
 fn fast_entry(
     r: &mut json::Reader<'_>,
     bytes: &[u8],
     tool: Option<&str>,
 ) -> Result<Option<Entry>, LockError> {
-    let mut meta = Object::new();
-    let mut raw: Vec<(String, std::ops::Range<usize>)> = Vec::new();
+    let mut odd = false;
+    let mut state = None;
+    let mut digest = None;
+    let mut recorded: Option<FieldDigests> = None;
+    let mut first_seen = None;
+    let mut approval = None;
+    let mut raw: Option<Vec<(&'static str, std::ops::Range<usize>)>> = None;
+    // Steps over a member that is not an object, which makes the entry odd.
+    let object = |r: &mut json::Reader<'_>, odd: &mut bool| -> Result<bool, LockError> {
+        if r.peek() == Some(b'{') {
+            return Ok(true);
+        }
+        *odd = true;
+        r.skip()?;
+        Ok(false)
+    };
     r.object(|r, key| -> Result<(), LockError> {
-        if key == "descriptor" {
-            r.object(|r, field| -> Result<(), LockError> {
-                let start = r.offset();
+        match key {
+            "state" => {
+                state = match r.string()?.as_deref() {
+                    Some("pinned") => Some(State::Pinned),
+                    Some("provisional") => Some(State::Provisional),
+                    _ => None,
+                }
+            }
+            "digest" => digest = r.string()?.as_deref().and_then(Digest::parse),
+            "first_seen" => first_seen = r.string()?.map(std::borrow::Cow::into_owned),
+            "fields" if object(r, &mut odd)? => {
+                let mut digests = FieldDigests::default();
+                r.object(|r, field| -> Result<(), LockError> {
+                    let d = r.string()?.as_deref().and_then(Digest::parse);
+                    match (crate::descriptor::field_name(field), d) {
+                        (Some(name), Some(d)) => digests.insert(name, d),
+                        _ => odd = true,
+                    }
+                    Ok(())
+                })?;
+                recorded = Some(digests);
+            }
+            "approval" if object(r, &mut odd)? => {
+                let (mut approver, mut at, mut note) = (None, None, None);
+                r.object(|r, key| -> Result<(), LockError> {
+                    let slot = match key {
+                        "approver" => &mut approver,
+                        "at" => &mut at,
+                        "note" => &mut note,
+                        _ => {
+                            odd = true;
+                            return Ok(r.skip()?);
+                        }
+                    };
+                    *slot = r.string()?.map(std::borrow::Cow::into_owned);
+                    Ok(())
+                })?;
+                match (approver, at, note) {
+                    (Some(approver), Some(at), Some(note)) => {
+                        approval = Some(Arc::new(Approval { approver, at, note }))
+                    }
+                    _ => odd = true,
+                }
+            }
+            "descriptor" if object(r, &mut odd)? => {
+                let mut spans = Vec::new();
+                r.object(|r, field| -> Result<(), LockError> {
+                    let start = r.offset();
+                    r.skip()?;
+                    match crate::descriptor::field_name(field) {
+                        Some(name) => spans.push((name, start..r.position())),
+                        None => odd = true,
+                    }
+                    Ok(())
+                })?;
+                raw = Some(spans);
+            }
+            "fields" | "approval" | "descriptor" => {}
+            _ => {
+                odd = true;
                 r.skip()?;
-                raw.push((field.to_string(), start..r.position()));
-                Ok(())
-            })?;
-            meta.insert(key.to_string(), Value::Null);
-        } else {
-            meta.insert(key.to_string(), r.value()?);
+            }
         }
         Ok(())
     })?;
-    let Some(verified) = verify_raw(&meta, &raw, bytes, tool) else {
+    let (false, Some(state), Some(digest), Some(recorded), Some(first_seen), Some(raw)) =
+        (odd, state, digest, recorded, first_seen, raw)
+    else {
         return Ok(None);
     };
-    // Any fault: `None`, and the strict reader reports it with its pointer.
-    Ok(read_entry_with(&Value::Object(meta), "", tool, Some(verified)).ok())
+    if (state == State::Pinned) != approval.is_some() {
+        return Ok(None);
+    }
+    let Some(descriptor) = verify_raw(digest, recorded, raw, bytes, tool) else {
+        return Ok(None);
+    };
+    Ok(Some(Entry {
+        state,
+        descriptor,
+        first_seen,
+        approval,
+        lazy: Default::default(),
+    }))
 }
 
-/// The descriptor of an entry whose field texts hash to its digests.
+/// The descriptor of an entry whose field texts (`raw`, spans of `bytes`)
+/// hash to its recorded digests; `None` when they do not, or when a text is
+/// not ASCII, not one of the entry's fields or not the entry's key.
 fn verify_raw(
-    meta: &Object,
-    raw: &[(String, std::ops::Range<usize>)],
+    digest: Digest,
+    recorded: FieldDigests,
+    raw: Vec<(&'static str, std::ops::Range<usize>)>,
     bytes: &[u8],
     tool: Option<&str>,
 ) -> Option<Descriptor> {
-    let recorded = meta.get("fields")?.as_object()?;
-    let digest = Digest::parse(meta.get("digest")?.as_str()?)?;
     if recorded.len() != raw.len() {
         return None;
     }
-    let mut sorted: Vec<(&'static str, &[u8])> = Vec::with_capacity(raw.len());
-    for (k, span) in raw {
-        let name = crate::descriptor::field_name(k)?;
-        let allowed = if tool.is_some() {
-            crate::descriptor::TOOL_FIELDS.contains(&name)
-        } else {
-            crate::descriptor::SERVER_FIELDS.contains(&name)
-        };
-        let text = &bytes[span.clone()];
-        if !allowed || !text.is_ascii() {
+    let allowed: &[&str] = if tool.is_some() {
+        &crate::descriptor::TOOL_FIELDS
+    } else {
+        &crate::descriptor::SERVER_FIELDS
+    };
+    let mut texts = Vec::with_capacity(raw.len());
+    for (name, span) in raw {
+        let text = &bytes[span];
+        if !allowed.contains(&name) || !text.is_ascii() {
             return None;
         }
-        sorted.push((name, text));
+        texts.push((name, text));
     }
-    sorted.sort_by(|a, b| a.0.cmp(b.0));
-    let mut field_digests = crate::descriptor::FieldDigests::default();
-    let mut whole = Vec::with_capacity(bytes.len().min(4096));
-    whole.push(b'{');
-    for (i, (name, text)) in sorted.iter().enumerate() {
-        let d = Digest::of(text);
-        if Some(d)
-            != recorded
-                .get(name)
-                .and_then(Value::as_str)
-                .and_then(Digest::parse)
-        {
-            return None;
-        }
-        field_digests.insert(name, d);
-        if i > 0 {
-            whole.push(b',');
-        }
-        write_string(name, Escape::Jcs, &mut whole);
-        whole.push(b':');
-        whole.extend_from_slice(text);
-    }
-    whole.push(b'}');
-    if Digest::of(&whole) != digest {
+    let descriptor = Descriptor::of_texts(texts);
+    if descriptor.digest != digest || descriptor.field_digests != recorded {
         return None;
     }
     if let Some(tool) = tool {
         let mut expected = Vec::new();
         write_string(tool, Escape::Jcs, &mut expected);
-        if field_digests.get("name") != Some(&Digest::of(&expected)) {
+        if descriptor.field_digests.get("name") != Some(&Digest::of(&expected)) {
             return None;
         }
     }
-    Some(Descriptor {
-        fields: Object::new(),
-        digest,
-        field_digests,
-    })
+    Some(descriptor)
 }
 
 fn ptr(base: &str, token: &str) -> String {
@@ -556,17 +612,6 @@ fn digest(o: &Object, key: &str, at: &str) -> Result<Digest, LockError> {
 
 /// Reads an entry: a tool entry (`tool` is its key) or a server entry.
 fn read_entry(v: &Value, at: &str, tool: Option<&str>) -> Result<Entry, LockError> {
-    read_entry_with(v, at, tool, None)
-}
-
-/// Reads an entry; `verified` is a descriptor already checked against the
-/// entry's digests and key (by [`verify_raw`]), whose fields were not kept.
-fn read_entry_with(
-    v: &Value,
-    at: &str,
-    tool: Option<&str>,
-    verified: Option<Descriptor>,
-) -> Result<Entry, LockError> {
     let o = obj(v, at)?;
     only_keys(
         o,
@@ -590,36 +635,31 @@ fn read_entry_with(
             ))
         }
     };
-    let descriptor = match verified {
-        Some(d) => d,
-        None => {
-            let descriptor_at = ptr(at, "descriptor");
-            let fields = obj(
-                o.get("descriptor")
-                    .ok_or_else(|| LockError::at(at, "missing `descriptor`"))?,
-                &descriptor_at,
-            )?;
-            let allowed: &[&str] = if tool.is_some() {
-                &crate::descriptor::TOOL_FIELDS
-            } else {
-                &crate::descriptor::SERVER_FIELDS
-            };
-            only_keys(fields, &descriptor_at, allowed)?;
-            if !crate::descriptor::is_canonical(fields) {
-                return Err(LockError::at(
-                    &descriptor_at,
-                    "descriptor is not in canonical form (NFC, trimmed): edited by hand?",
-                ));
-            }
-            if tool.is_some() && fields.get("name").and_then(Value::as_str) != tool {
-                return Err(LockError::at(
-                    at,
-                    "descriptor name differs from the entry's key",
-                ));
-            }
-            Descriptor::from_canonical(fields.clone())
-        }
+    let descriptor_at = ptr(at, "descriptor");
+    let fields = obj(
+        o.get("descriptor")
+            .ok_or_else(|| LockError::at(at, "missing `descriptor`"))?,
+        &descriptor_at,
+    )?;
+    let allowed: &[&str] = if tool.is_some() {
+        &crate::descriptor::TOOL_FIELDS
+    } else {
+        &crate::descriptor::SERVER_FIELDS
     };
+    only_keys(fields, &descriptor_at, allowed)?;
+    if !crate::descriptor::is_canonical(fields) {
+        return Err(LockError::at(
+            &descriptor_at,
+            "descriptor is not in canonical form (NFC, trimmed): edited by hand?",
+        ));
+    }
+    if tool.is_some() && fields.get("name").and_then(Value::as_str) != tool {
+        return Err(LockError::at(
+            at,
+            "descriptor name differs from the entry's key",
+        ));
+    }
+    let descriptor = Descriptor::from_canonical(fields.clone());
     if digest(o, "digest", at)? != descriptor.digest {
         return Err(LockError::at(
             &ptr(at, "digest"),

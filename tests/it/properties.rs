@@ -631,6 +631,128 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// The reader of large inventories (digests only, each tool's canonical
+    /// text written as it is read, no tree) gives every tool the digests,
+    /// and every server the ambiguities, that reading the tools into trees
+    /// gives; on any serialisation, with keys repeated, and with errors.
+    #[test]
+    fn inventory_read_without_trees_digests_as_trees_do(
+        tools in proptest::collection::vec(arb_tool(), 1..5),
+        seed in any::<u64>(),
+        repeat in any::<Option<Index>>(),
+    ) {
+        let capture = capture_of(&tools);
+        let mut text = serialise(&capture, &mut Style::wild(seed));
+        // A key of some object repeated with another value: the tree keeps
+        // the last, and the reading reports it.
+        if let Some(i) = repeat {
+            let keys: Vec<usize> = text.match_indices("\":").map(|(i, _)| i + 2).collect();
+            if !keys.is_empty() {
+                let at = keys[i.index(keys.len())];
+                let open = text[..at - 2].rfind(['{', ',']).expect("a key follows { or ,");
+                let key = text[open + 1..at - 1].trim().to_string();
+                text.insert_str(open + 1, &format!("{key}:null,"));
+            }
+        }
+        let trees = parse_file(Path::new("t.json"), text.as_bytes(), &ReadOptions::default());
+        let opts = ReadOptions { digests_only: true, ..ReadOptions::default() };
+        let read = git_kams::inventory::read_files(vec![(std::path::PathBuf::from("t.json"), text.clone().into_bytes())], &opts);
+        match (trees, read) {
+            (Ok(trees), Ok(read)) => {
+                prop_assert_eq!(trees.len(), 1);
+                let server = &read.servers[&trees[0].name];
+                prop_assert_eq!(digests_of(&trees[0]), digests_of(server), "{}", text);
+                prop_assert_eq!(&trees[0].ambiguities, &server.ambiguities, "{}", text);
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => prop_assert!(false, "trees {:?}, read {:?}\n{}", a.err(), b.err(), text),
+        }
+    }
+}
+
+/// Edits of an entry's members that a hand, a merge or an attacker might
+/// make: each keeps the text JSON, and most make the entry wrong.
+const ENTRY_EDITS: &[(&str, &str)] = &[
+    ("\"pinned\"", "\"provisional\""),
+    ("\"provisional\"", "\"pinned\""),
+    ("\"state\": \"", "\"state\": \"x"),
+    ("\"state\": ", "\"state\": \"pinned\", \"state\": "),
+    ("\"digest\": ", "\"digest\": 1, \"d\": "),
+    ("\"first_seen\": ", "\"extra\": 1, \"first_seen\": "),
+    ("\"first_seen\": ", "\"first_seen\": null, \"f\": "),
+    ("\"fields\": {", "\"fields\": 3, \"f\": {"),
+    (
+        "\"fields\": {",
+        "\"fields\": {\"title\": \"sha256:0000000000000000000000000000000000000000000000000000000000000000\", ",
+    ),
+    ("\"approval\": {", "\"approval\": {\"x\": \"y\", "),
+    ("\"approval\": {", "\"approval\": null, \"a\": {"),
+    ("\"note\": ", "\"not\": "),
+    ("\"note\": ", "\"note\": 5, \"n\": "),
+    ("\"descriptor\": {", "\"descriptor\": { "),
+    ("\"descriptor\": {", "\"descriptor\": {\"_meta\": 1, "),
+    ("\"descriptor\": {", "\"descriptor\": [], \"e\": {"),
+    // One hex digit of a digest: still well formed, no longer the text's.
+    ("\"sha256:0", "\"sha256:1"),
+    ("\"sha256:1", "\"sha256:0"),
+    ("\"sha256:a", "\"sha256:b"),
+    ("\"sha256:f", "\"sha256:e"),
+];
+
+/// `text` with occurrence `which` of edit `edit`'s pattern replaced; `None`
+/// when the pattern does not occur.
+fn edit_entry(text: &str, edit: usize, which: Index) -> Option<String> {
+    let (from, to) = ENTRY_EDITS[edit];
+    let at: Vec<usize> = text.match_indices(from).map(|(i, _)| i).collect();
+    if at.is_empty() {
+        return None;
+    }
+    let i = at[which.index(at.len())];
+    Some(format!("{}{}{}", &text[..i], to, &text[i + from.len()..]))
+}
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// The reader of large locks (digests only, each entry verified by
+    /// hashing its text) takes what the strict reader takes, the same way,
+    /// and refuses what it refuses with the same message: on a lock's text
+    /// and on that text with one member of one entry edited.
+    #[test]
+    fn fast_and_strict_lock_readers_agree(
+        lock in arb_lock(),
+        edit in 0..ENTRY_EDITS.len() + 1,
+        which in any::<Index>(),
+    ) {
+        let text = String::from_utf8(lock.to_text()).expect("the lock is UTF-8");
+        let text = if edit == ENTRY_EDITS.len() {
+            text
+        } else {
+            match edit_entry(&text, edit, which) {
+                Some(t) => t,
+                None => return Ok(()),
+            }
+        };
+        let strict = Lock::parse(text.as_bytes());
+        let fast = Lock::parse_digests_only(std::sync::Arc::new(text.clone().into_bytes()));
+        match (strict, fast) {
+            (Ok(mut strict), Ok(fast)) => {
+                for server in strict.servers.values_mut() {
+                    for e in server.server.iter_mut().chain(server.tools.values_mut()) {
+                        e.descriptor.fields = Object::new();
+                    }
+                }
+                prop_assert_eq!(strict, fast, "{}", text);
+            }
+            (Err(strict), Err(fast)) => prop_assert_eq!(strict, fast, "{}", text),
+            (strict, fast) => prop_assert!(false, "strict {:?}, fast {:?}\n{}", strict.err(), fast.err(), text),
+        }
+    }
+}
+
 fn arb_entry(descriptor: Descriptor) -> impl Strategy<Value = Entry> {
     (
         any::<bool>(),
