@@ -268,9 +268,13 @@ pub fn write_number(x: f64, out: &mut Vec<u8>) {
 pub fn write_string(s: &str, esc: Escape, out: &mut Vec<u8>) {
     out.push(b'"');
     // Most strings need no escape at all: copy them whole.
-    if s.bytes()
-        .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && (b < 0x7F || esc == Escape::Jcs))
-    {
+    let plain = match esc {
+        Escape::Jcs => crate::json::plain_run_end(s.as_bytes(), 0) == s.len(),
+        Escape::Visible => s
+            .bytes()
+            .all(|b| b >= 0x20 && b != b'"' && b != b'\\' && b < 0x7F),
+    };
+    if plain {
         out.extend_from_slice(s.as_bytes());
         out.push(b'"');
         return;

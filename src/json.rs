@@ -577,6 +577,36 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The index of the first byte of `s` from `i` on that ends a string's
+/// plain run (a quote, a backslash or a control character), or `s.len()`.
+/// Eight bytes are looked at a time: most of a lock or an inventory is
+/// string text, and this is most of what reading it costs.
+pub(crate) fn plain_run_end(s: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    // A byte of `w` is zero, or below `n` (at most 0x80): its high bit set
+    // in the result; exact about whether any byte is (bit tricks of
+    // "haszero" and "hasless").
+    let below = |w: u64, n: u8| w.wrapping_sub(ONES * u64::from(n)) & !w & HIGH;
+    while let Some(chunk) = s.get(i..i + 8) {
+        let w = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
+        let hit = below(w ^ (ONES * u64::from(b'"')), 1)
+            | below(w ^ (ONES * u64::from(b'\\')), 1)
+            | below(w, 0x20);
+        if hit != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while let Some(&b) = s.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// Where a JSON pointer's value is written in a document.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Position {
@@ -871,7 +901,7 @@ impl<'a> Parser<'a> {
                     }
                 }
                 0x00..=0x1f => return Err(self.err("unescaped control character in a string")),
-                _ => self.i += 1,
+                _ => self.i = plain_run_end(self.s, self.i),
             }
         }
     }
@@ -1059,21 +1089,18 @@ impl<'a> Parser<'a> {
         self.i += 1;
         let start = self.i;
         // Fast path: no escape before the closing quote.
-        let mut j = start;
-        while let Some(&b) = self.s.get(j) {
-            match b {
-                b'"' => {
-                    self.i = j + 1;
-                    // Input was validated as UTF-8 and quotes are ASCII.
-                    return Ok(std::borrow::Cow::Borrowed(self.text(start, j)));
-                }
-                b'\\' => break,
-                0x00..=0x1f => {
-                    self.i = j;
-                    return Err(self.err("unescaped control character in a string"));
-                }
-                _ => j += 1,
+        let j = plain_run_end(self.s, start);
+        match self.s.get(j) {
+            Some(b'"') => {
+                self.i = j + 1;
+                // Input was validated as UTF-8 and quotes are ASCII.
+                return Ok(std::borrow::Cow::Borrowed(self.text(start, j)));
             }
+            Some(0x00..=0x1f) => {
+                self.i = j;
+                return Err(self.err("unescaped control character in a string"));
+            }
+            _ => {}
         }
         let mut out = String::from(self.text(start, j));
         self.i = j;
@@ -1139,13 +1166,7 @@ impl<'a> Parser<'a> {
                 _ => {
                     // Copy the run up to the next quote, backslash or control.
                     let run_start = self.i;
-                    let mut k = self.i;
-                    while let Some(&c) = self.s.get(k) {
-                        if c == b'"' || c == b'\\' || c < 0x20 {
-                            break;
-                        }
-                        k += 1;
-                    }
+                    let k = plain_run_end(self.s, run_start);
                     out.push_str(self.text(run_start, k));
                     self.i = k;
                 }
@@ -1222,6 +1243,35 @@ mod tests {
                 "accepted {:?}",
                 String::from_utf8_lossy(bad)
             );
+        }
+    }
+
+    #[test]
+    fn plain_runs_end_where_a_byte_by_byte_look_ends_them() {
+        let slow = |s: &[u8], i: usize| {
+            (i..s.len())
+                .find(|&k| s[k] == b'"' || s[k] == b'\\' || s[k] < 0x20)
+                .unwrap_or(s.len())
+        };
+        // Every byte value at every place of a word and its neighbours,
+        // among plain bytes, high bytes and bytes next to the special ones.
+        for filler in [b'a', 0x7F, 0x80, 0xFF, b'!', b'#', 0x20, b'[', b']'] {
+            for len in 0..20 {
+                for at in 0..len {
+                    for b in 0..=255u8 {
+                        let mut s = vec![filler; len];
+                        s[at] = b;
+                        for from in [0, 1, at.saturating_sub(1), at] {
+                            let from = from.min(len);
+                            assert_eq!(
+                                plain_run_end(&s, from),
+                                slow(&s, from),
+                                "{s:?} from {from}"
+                            );
+                        }
+                    }
+                }
+            }
         }
     }
 
