@@ -112,75 +112,112 @@ pub fn normalize_owned(v: Value, at: &mut String, collisions: &mut Vec<String>) 
     }
 }
 
-/// Writes the canonical form of the reader's next value to `out`: what
-/// [`normalize`] then [`write_value`] with [`Escape::Jcs`] write, without
-/// building the value. Returns `Ok(false)` (having consumed the value, and
-/// having noted its duplicate keys as [`Value`]'s reading does) when an
-/// object repeats a key or has a key that NFC changes: [`normalize`] says
-/// which keys collide, so such a value is read into a tree instead.
-pub fn write_canonical(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Result<bool, ParseError> {
-    match r.peek() {
-        Some(b'{') => {
-            out.push(b'{');
-            let base = out.len();
-            let mut ok = true;
-            // Keys, one after another; members' keys and texts as ranges.
-            let mut keys = String::new();
-            let mut members: Vec<(Range<usize>, Range<usize>)> = Vec::new();
-            r.object(|r, key| -> Result<(), ParseError> {
-                ok &= matches!(nfc(key), std::borrow::Cow::Borrowed(_));
-                let k = keys.len()..keys.len() + key.len();
-                keys.push_str(key);
-                if !members.is_empty() {
-                    out.push(b',');
-                }
-                let start = out.len();
-                write_string(key, Escape::Jcs, out);
-                out.push(b':');
-                ok &= write_canonical(r, out)?;
-                members.push((k, start..out.len()));
-                Ok(())
-            })?;
-            let key = |m: &(Range<usize>, Range<usize>)| &keys[m.0.clone()];
-            let sorted = members
-                .windows(2)
-                .all(|w| key_order(key(&w[0]), key(&w[1])) == Ordering::Less);
-            if !sorted {
-                members.sort_by(|a, b| key_order(key(a), key(b)));
-                ok &= members.windows(2).all(|w| key(&w[0]) != key(&w[1]));
-                let written = out.split_off(base);
-                for (i, (_, text)) in members.iter().enumerate() {
+/// Writes canonical texts of values as they are read: what [`normalize`]
+/// then [`write_value`] with [`Escape::Jcs`] write, without building the
+/// values. Its buffers are kept from one value to the next (a large
+/// inventory has half a million small objects).
+#[derive(Default)]
+pub struct Canonical {
+    /// What was written.
+    pub out: Vec<u8>,
+    /// The keys of the objects being written, one after another.
+    keys: String,
+    /// Their members: key (in `keys`) and text (in `out`).
+    members: Vec<(Range<usize>, Range<usize>)>,
+    /// An object's members while they are put in order.
+    moved: Vec<u8>,
+}
+
+impl Canonical {
+    /// Appends the canonical text of the reader's next value to `out`.
+    /// Returns `Ok(false)` (having consumed the value, and having noted its
+    /// duplicate keys as [`Value`]'s reading does) when an object repeats a
+    /// key or has a key that NFC changes: [`normalize`] says which keys
+    /// collide, so such a value is read into a tree instead.
+    pub fn write(&mut self, r: &mut Reader<'_>) -> Result<bool, ParseError> {
+        // An error may have left an object's members behind.
+        self.keys.clear();
+        self.members.clear();
+        self.value(r)
+    }
+
+    fn value(&mut self, r: &mut Reader<'_>) -> Result<bool, ParseError> {
+        match r.peek() {
+            Some(b'{') => self.object(r),
+            Some(b'[') => {
+                self.out.push(b'[');
+                let mut ok = true;
+                r.array(|r, i| -> Result<(), ParseError> {
                     if i > 0 {
-                        out.push(b',');
+                        self.out.push(b',');
                     }
-                    out.extend_from_slice(&written[text.start - base..text.end - base]);
-                }
+                    ok &= self.value(r)?;
+                    Ok(())
+                })?;
+                self.out.push(b']');
+                Ok(ok)
             }
-            out.push(b'}');
-            Ok(ok)
+            Some(b'"') => {
+                let s = r.string()?.expect("the next value is a string");
+                write_string(&nfc(&s), Escape::Jcs, &mut self.out);
+                Ok(true)
+            }
+            _ => {
+                write_value(&r.value()?, Escape::Jcs, &mut self.out);
+                Ok(true)
+            }
         }
-        Some(b'[') => {
-            out.push(b'[');
-            let mut ok = true;
-            r.array(|r, i| -> Result<(), ParseError> {
+    }
+
+    fn object(&mut self, r: &mut Reader<'_>) -> Result<bool, ParseError> {
+        self.out.push(b'{');
+        let base = self.out.len();
+        // Members of objects inside this one are pushed above these and
+        // gone again before the next member of this one.
+        let (first_key, first) = (self.keys.len(), self.members.len());
+        let mut ok = true;
+        r.object(|r, key| -> Result<(), ParseError> {
+            ok &= matches!(nfc(key), std::borrow::Cow::Borrowed(_));
+            let k = self.keys.len()..self.keys.len() + key.len();
+            self.keys.push_str(key);
+            if self.members.len() > first {
+                self.out.push(b',');
+            }
+            let start = self.out.len();
+            write_string(key, Escape::Jcs, &mut self.out);
+            self.out.push(b':');
+            ok &= self.value(r)?;
+            self.members.push((k, start..self.out.len()));
+            Ok(())
+        })?;
+        let Canonical {
+            out,
+            keys,
+            members,
+            moved,
+        } = self;
+        let members = &mut members[first..];
+        let key = |m: &(Range<usize>, Range<usize>)| &keys[m.0.clone()];
+        let sorted = members
+            .windows(2)
+            .all(|w| key_order(key(&w[0]), key(&w[1])) == Ordering::Less);
+        if !sorted {
+            members.sort_by(|a, b| key_order(key(a), key(b)));
+            ok &= members.windows(2).all(|w| key(&w[0]) != key(&w[1]));
+            moved.clear();
+            moved.extend_from_slice(&out[base..]);
+            out.truncate(base);
+            for (i, (_, text)) in members.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                ok &= write_canonical(r, out)?;
-                Ok(())
-            })?;
-            out.push(b']');
-            Ok(ok)
+                out.extend_from_slice(&moved[text.start - base..text.end - base]);
+            }
         }
-        Some(b'"') => {
-            let s = r.string()?.expect("the next value is a string");
-            write_string(&nfc(&s), Escape::Jcs, out);
-            Ok(true)
-        }
-        _ => {
-            write_value(&r.value()?, Escape::Jcs, out);
-            Ok(true)
-        }
+        out.push(b'}');
+        self.keys.truncate(first_key);
+        self.members.truncate(first);
+        Ok(ok)
     }
 }
 

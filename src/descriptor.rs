@@ -9,7 +9,7 @@
 //! approves when approving a descriptor.
 
 use crate::canon::{
-    nfc, normalize_owned, sorted_members, write_string, write_value, Digest, Escape,
+    nfc, normalize_owned, sorted_members, write_string, write_value, Canonical, Digest, Escape,
 };
 use crate::json::{Object, Value};
 use sha2::Digest as _;
@@ -44,21 +44,21 @@ pub fn is_canonical(fields: &Object) -> bool {
     })
 }
 
-/// Writes the canonical text of the reader's next value as the value of
-/// descriptor field `field`, as [`Descriptor::new`] makes it (a description
-/// or title is trimmed), without building the value; `Ok(false)` as
-/// [`crate::canon::write_canonical`] says.
+/// Appends to `c.out` the canonical text of the reader's next value as the
+/// value of descriptor field `field`, as [`Descriptor::new`] makes it (a
+/// description or title is trimmed), without building the value;
+/// `Ok(false)` as [`Canonical::write`] says.
 pub fn write_field(
     field: &str,
     r: &mut crate::json::Reader<'_>,
-    out: &mut Vec<u8>,
+    c: &mut Canonical,
 ) -> Result<bool, crate::json::ParseError> {
     if matches!(field, "description" | "title") && r.peek() == Some(b'"') {
         let s = r.string()?.expect("the next value is a string");
-        write_string(&nfc(s.trim_matches(TRIMMED)), Escape::Jcs, out);
+        write_string(&nfc(s.trim_matches(TRIMMED)), Escape::Jcs, &mut c.out);
         return Ok(true);
     }
-    crate::canon::write_canonical(r, out)
+    c.write(r)
 }
 
 /// Tool fields that are digested, in display order.

@@ -347,6 +347,7 @@ pub fn read_files<B: Into<Input>>(
         let src = Source {
             keep_only_digests: opts.digests_only.then(|| bytes.clone() as Shared),
             behind: Default::default(),
+            canonical: Default::default(),
         };
         let servers = parse_source(&file, &bytes, opts, &src)?;
         // Tools are read again one server at a time (detectors, drift):
@@ -447,7 +448,7 @@ fn read_shell(
                         return Ok(());
                     };
                     let start = r.offset();
-                    let digested = digest_tool(r)?;
+                    let digested = digest_tool(r, &mut src.canonical.borrow_mut())?;
                     let end = r.offset();
                     let (mut tool, collisions) = match digested {
                         Some((name, descriptor)) => {
@@ -523,6 +524,8 @@ struct Source {
     keep_only_digests: Option<Shared>,
     /// What of those bytes was given back as the tools were read.
     behind: std::cell::RefCell<crate::input::Behind>,
+    /// Buffers for the tools' canonical texts, kept from tool to tool.
+    canonical: std::cell::RefCell<crate::canon::Canonical>,
 }
 
 /// Parses one inventory file's bytes, detecting its format from content.
@@ -538,6 +541,7 @@ pub fn parse_file(
         &Source {
             keep_only_digests: None,
             behind: Default::default(),
+            canonical: Default::default(),
         },
     )
 }
@@ -841,14 +845,16 @@ fn rename_schema_key(rel: &str) -> String {
     rel.to_string()
 }
 
-/// A tool and the pointers of its keys that collide after NFC.
 /// Reads a tool's name and digests straight from its text, as
 /// [`build_tool`] then [`Descriptor::new`] would from its tree, without
 /// building it. `None` (the tool consumed) when the tool is to be read into
 /// a tree instead: when it is not as [`build_tool`] expects (which it then
 /// reports), or has keys that NFC changes or that repeat (which
 /// [`Descriptor::new`] reports).
-fn digest_tool(r: &mut json::Reader<'_>) -> Result<Option<(String, Descriptor)>, json::ParseError> {
+fn digest_tool(
+    r: &mut json::Reader<'_>,
+    c: &mut crate::canon::Canonical,
+) -> Result<Option<(String, Descriptor)>, json::ParseError> {
     if r.peek() != Some(b'{') {
         r.value()?;
         return Ok(None);
@@ -856,7 +862,7 @@ fn digest_tool(r: &mut json::Reader<'_>) -> Result<Option<(String, Descriptor)>,
     let mut ok = true;
     let mut name = None;
     let mut spans: Vec<(&'static str, std::ops::Range<usize>)> = Vec::new();
-    let mut buf = Vec::with_capacity(1024);
+    c.out.clear();
     r.object(|r, key| -> Result<(), json::ParseError> {
         let key = match key {
             "input_schema" => "inputSchema",
@@ -872,7 +878,7 @@ fn digest_tool(r: &mut json::Reader<'_>) -> Result<Option<(String, Descriptor)>,
             return Ok(());
         };
         ok &= spans.iter().all(|(f, _)| *f != field);
-        let start = buf.len();
+        let start = c.out.len();
         let expected = match field {
             "name" => b'"',
             "inputSchema" | "outputSchema" | "annotations" => b'{',
@@ -885,21 +891,25 @@ fn digest_tool(r: &mut json::Reader<'_>) -> Result<Option<(String, Descriptor)>,
             let s = r.string()?.expect("the next value is a string");
             ok &= !s.is_empty();
             let n = crate::canon::nfc(&s);
-            write_string(&n, Escape::Jcs, &mut buf);
+            write_string(&n, Escape::Jcs, &mut c.out);
             name = Some(n.into_owned());
         } else {
-            ok &= crate::descriptor::write_field(field, r, &mut buf)?;
+            ok &= crate::descriptor::write_field(field, r, c)?;
         }
-        spans.push((field, start..buf.len()));
+        spans.push((field, start..c.out.len()));
         Ok(())
     })?;
     let (true, Some(name)) = (ok, name) else {
         return Ok(None);
     };
-    let texts = spans.into_iter().map(|(f, span)| (f, &buf[span])).collect();
+    let texts = spans
+        .into_iter()
+        .map(|(f, span)| (f, &c.out[span]))
+        .collect();
     Ok(Some((name, Descriptor::of_texts(texts))))
 }
 
+/// A tool and the pointers of its keys that collide after NFC.
 fn build_tool(path: &Path, t: Value, at: &str) -> Result<(Tool, Vec<String>), InputError> {
     let Value::Object(o) = t else {
         return Err(InputError::new(
