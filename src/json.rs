@@ -313,6 +313,11 @@ fn parse_inner(input: &[u8], many: bool, max_depth: usize) -> Result<Document, P
 pub struct Reader<'a> {
     p: Parser<'a>,
     depth: usize,
+    /// The keys of the objects being visited, as a stack: each object's
+    /// keys above its parent's (while it has few), gone when it ends. One
+    /// list for all: most objects are small, and a list of their own was
+    /// an allocation each.
+    keys: Vec<std::borrow::Cow<'a, str>>,
 }
 
 impl<'a> Reader<'a> {
@@ -384,6 +389,7 @@ impl<'a> Reader<'a> {
                 max_depth,
             },
             depth: 0,
+            keys: Vec::new(),
         }
     }
 
@@ -471,7 +477,7 @@ impl<'a> Reader<'a> {
         // Keys are borrowed from the input unless they had escapes: an
         // entry of a large lock has a dozen keys, and copying each three
         // times was a good part of reading it.
-        let mut seen: Vec<std::borrow::Cow<'a, str>> = Vec::new();
+        let first = self.keys.len();
         let mut seen_set: Option<std::collections::HashSet<std::borrow::Cow<'a, str>>> = None;
         self.p.ws();
         if self.p.s.get(self.p.i) == Some(&b'}') {
@@ -492,24 +498,24 @@ impl<'a> Reader<'a> {
             self.p.i += 1;
             let repeated = match &seen_set {
                 Some(set) => set.contains(&key),
-                None => seen.contains(&key),
+                None => self.keys[first..].contains(&key),
             };
             if repeated {
                 self.p.note_duplicate(&key);
             } else if let Some(set) = seen_set.as_mut() {
                 set.insert(std::borrow::Cow::Owned(key.to_string()));
             } else {
-                seen.push(key.clone());
+                self.keys.push(key.clone());
                 // Large objects (a server with thousands of tools) switch
                 // to a hash set, so that checking stays linear. Its keys
                 // are copied: growing it rehashes every key, and keys
                 // borrowed from a mapped file given back as it is read
                 // would bring all of it back (a 125 MiB lock's whole text
                 // for its 2,000 server names).
-                if seen.len() > 16 {
+                if self.keys.len() - first > 16 {
                     seen_set = Some(
-                        std::mem::take(&mut seen)
-                            .into_iter()
+                        self.keys
+                            .drain(first..)
                             .map(|k| std::borrow::Cow::Owned(k.into_owned()))
                             .collect(),
                     );
@@ -524,6 +530,7 @@ impl<'a> Reader<'a> {
                 Some(b'}') => {
                     self.p.i += 1;
                     self.depth -= 1;
+                    self.keys.truncate(first);
                     return Ok(());
                 }
                 None => {
