@@ -165,6 +165,12 @@ fn field_number(field: &str) -> u8 {
 }
 
 impl FieldDigests {
+    /// No field yet, with room for `n` (inserting one at a time makes
+    /// room for one at a time: a reallocation each).
+    pub fn with_capacity(n: usize) -> FieldDigests {
+        FieldDigests(Vec::with_capacity(n))
+    }
+
     /// Sets the digest of `field` (a name from [`field_name`]).
     pub fn insert(&mut self, field: &'static str, digest: Digest) {
         match self.0.binary_search_by(|(k, _)| field_at(*k).cmp(field)) {
@@ -285,7 +291,7 @@ impl Descriptor {
     /// is the fields' canonical forms joined under their sorted keys.
     pub fn from_canonical(fields: Object) -> Descriptor {
         let mut whole = Vec::with_capacity(512);
-        let mut field_digests = FieldDigests::default();
+        let mut field_digests = FieldDigests::with_capacity(fields.len());
         whole.push(b'{');
         for (i, (k, v)) in sorted_members(&fields).into_iter().enumerate() {
             if i > 0 {
@@ -313,7 +319,7 @@ impl Descriptor {
     pub fn of_texts(mut texts: Vec<(&'static str, &[u8])>) -> Descriptor {
         texts.sort_by(|a, b| a.0.cmp(b.0));
         let mut whole = sha2::Sha256::new();
-        let mut field_digests = FieldDigests::default();
+        let mut field_digests = FieldDigests::with_capacity(texts.len());
         let mut name = Vec::with_capacity(16);
         whole.update(b"{");
         for (i, (field, text)) in texts.into_iter().enumerate() {

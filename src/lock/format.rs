@@ -305,7 +305,8 @@ fn parse_lock(
             return read_entry(&r.value()?, &at, tool);
         };
         let start = r.offset();
-        let fast = fast_entry(r, bytes, tool)?;
+        let mut last = last.borrow_mut();
+        let fast = fast_entry(r, bytes, tool, &mut last)?;
         let end = r.offset();
         let mut e = match fast {
             Some(e) => e,
@@ -313,16 +314,16 @@ fn parse_lock(
                 // Not as this build writes it, or wrong: read it the
                 // strict way, which says what is wrong and where.
                 let (v, _) = json::parse_nested(&bytes[start..end], json::MAX_DEPTH + 8)?;
-                read_entry(&v, &r.pointer(), tool)?
+                let mut e = read_entry(&v, &r.pointer(), tool)?;
+                e.approval = e
+                    .approval
+                    .take()
+                    .map(|a| share_approval(Arc::unwrap_or_clone(a), &mut last));
+                e
             }
         };
         e.descriptor.fields = Object::new();
         e.lazy = Lazy(Some((shared.clone(), start..end)));
-        let mut last = last.borrow_mut();
-        e.approval = e
-            .approval
-            .take()
-            .map(|a| share_approval(Arc::unwrap_or_clone(a), &mut last));
         Ok(e)
     };
     r.object(|r, key| -> Result<(), LockError> {
@@ -423,6 +424,7 @@ fn fast_entry(
     r: &mut json::Reader<'_>,
     bytes: &[u8],
     tool: Option<&str>,
+    last: &mut Option<Arc<Approval>>,
 ) -> Result<Option<Entry>, LockError> {
     let mut odd = false;
     let mut state = None;
@@ -452,7 +454,9 @@ fn fast_entry(
             "digest" => digest = r.string()?.as_deref().and_then(Digest::parse),
             "first_seen" => first_seen = r.string()?.map(std::borrow::Cow::into_owned),
             "fields" if object(r, &mut odd)? => {
-                let mut digests = FieldDigests::default();
+                // Compared with the texts' own, then dropped: room for
+                // any fields at once.
+                let mut digests = FieldDigests::with_capacity(crate::descriptor::TOOL_FIELDS.len());
                 r.object(|r, field| -> Result<(), LockError> {
                     let d = r.string()?.as_deref().and_then(Digest::parse);
                     match (crate::descriptor::field_name(field), d) {
@@ -475,12 +479,25 @@ fn fast_entry(
                             return Ok(r.skip()?);
                         }
                     };
-                    *slot = r.string()?.map(std::borrow::Cow::into_owned);
+                    *slot = r.string()?;
                     Ok(())
                 })?;
                 match (approver, at, note) {
                     (Some(approver), Some(at), Some(note)) => {
-                        approval = Some(Arc::new(Approval { approver, at, note }))
+                        // Entries pinned together share one (see
+                        // `share_approval`): compared before it is copied.
+                        let same =
+                            |l: &Approval| l.approver == approver && l.at == at && l.note == note;
+                        approval = Some(match last {
+                            Some(l) if same(l) => l.clone(),
+                            _ => last
+                                .insert(Arc::new(Approval {
+                                    approver: approver.into_owned(),
+                                    at: at.into_owned(),
+                                    note: note.into_owned(),
+                                }))
+                                .clone(),
+                        });
                     }
                     _ => odd = true,
                 }
