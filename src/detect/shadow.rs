@@ -9,6 +9,7 @@
 //! GitHub and GitLab servers share names without ill intent.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use super::squat::folds;
 use super::text::{strings, Role, Text};
@@ -285,32 +286,45 @@ fn collision(
     }
 }
 
-/// The inventory's tool names, for finding them in text.
+/// A server's name and one of its tools' names.
+type ServerTool = (Arc<str>, Arc<str>);
+
+/// The inventory's tool names, for finding them in text. Each server's and
+/// each tool's name is copied once and shared by every list naming it (a
+/// large inventory lists 100,000 tools: a copy per mention was most of the
+/// detectors' memory).
 struct Names {
     /// A bit per [`quick`] key of every tool name: a word whose bit is
     /// clear is no tool name, known without hashing it (most words of
     /// most descriptions).
     quick: Vec<u64>,
     /// Tool name to the servers exposing it.
-    owners: HashMap<String, Vec<String>>,
+    owners: HashMap<Arc<str>, Vec<Arc<str>>>,
     /// Normalised tool name (see [`norm`]) to (server, tool).
-    by_norm: HashMap<String, Vec<(String, String)>>,
+    by_norm: HashMap<String, Vec<ServerTool>>,
     /// Normalised server name to server name.
-    servers: HashMap<String, String>,
+    servers: HashMap<String, Arc<str>>,
 }
 
 impl Names {
     fn new(inv: &Inventory) -> Names {
-        let mut owners: HashMap<String, Vec<String>> = HashMap::new();
-        let mut by_norm: HashMap<String, Vec<(String, String)>> = HashMap::new();
+        let mut owners: HashMap<Arc<str>, Vec<Arc<str>>> = HashMap::new();
+        let mut by_norm: HashMap<String, Vec<ServerTool>> = HashMap::new();
+        let mut servers = HashMap::new();
         for s in inv.servers.values() {
+            let server: Arc<str> = Arc::from(s.name.as_str());
             for name in s.tools.keys() {
-                owners.entry(name.clone()).or_default().push(s.name.clone());
+                let tool = match owners.get_key_value(name.as_str()) {
+                    Some((tool, _)) => tool.clone(),
+                    None => Arc::from(name.as_str()),
+                };
+                owners.entry(tool.clone()).or_default().push(server.clone());
                 by_norm
                     .entry(norm(name))
                     .or_default()
-                    .push((s.name.clone(), name.clone()));
+                    .push((server.clone(), tool));
             }
+            servers.insert(norm(&s.name), server);
         }
         let mut quick = vec![0u64; QUICK_BITS / 64];
         for name in owners.keys() {
@@ -321,7 +335,7 @@ impl Names {
             quick,
             owners,
             by_norm,
-            servers: inv.servers.keys().map(|s| (norm(s), s.clone())).collect(),
+            servers,
         }
     }
 
@@ -466,7 +480,7 @@ impl<'a> Reader<'a> {
             .get(tool)
             .map(|v| {
                 v.iter()
-                    .map(String::as_str)
+                    .map(|s| &**s)
                     .filter(|s| *s != self.server)
                     .collect()
             })
@@ -505,8 +519,8 @@ impl<'a> Reader<'a> {
             let mut out = Vec::new();
             for pair in parts.windows(2) {
                 let owner = self.names.servers.get(&norm(pair[0]));
-                if let Some(o) = owner.filter(|o| o.as_str() != self.server) {
-                    if let Some(&s) = self.others(pair[1]).iter().find(|s| *s == o) {
+                if let Some(o) = owner.filter(|o| &***o != self.server) {
+                    if let Some(&s) = self.others(pair[1]).iter().find(|s| **s == &**o) {
                         out.push(mention(token, pair[1], vec![s]));
                     }
                 }
@@ -556,13 +570,13 @@ impl<'a> Reader<'a> {
             let Some(owners) = self.names.by_norm.get(tool) else {
                 continue;
             };
-            if owners.iter().any(|(s, _)| s.as_str() == self.server) {
+            if owners.iter().any(|(s, _)| &**s == self.server) {
                 return Some(None);
             }
             if let Some((s, t)) = owners.iter().find(|(s, _)| norm(s) == server) {
-                return Some(Some((s.as_str(), t.as_str())));
+                return Some(Some((&**s, &**t)));
             }
-            loose.get_or_insert((owners[0].0.as_str(), owners[0].1.as_str()));
+            loose.get_or_insert((&*owners[0].0, &*owners[0].1));
         }
         loose.map(Some)
     }
