@@ -8,9 +8,7 @@
 //! `execution`, `_meta` and `icons` stay out: they are not what a reviewer
 //! approves when approving a descriptor.
 
-use crate::canon::{
-    nfc, normalize_owned, sorted_members, write_string, write_value, Canonical, Digest, Escape,
-};
+use crate::canon::{nfc, normalize_owned, write_string, write_value, Canonical, Digest, Escape};
 use crate::json::{Object, Value};
 use sha2::Digest as _;
 
@@ -287,35 +285,29 @@ impl Descriptor {
     }
 
     /// Digests fields that are already canonical (as stored in the lock).
-    /// Each field is serialised once: the whole descriptor's canonical form
-    /// is the fields' canonical forms joined under their sorted keys.
+    /// Each field is serialised once, and digested as [`Descriptor::of_texts`]
+    /// digests texts.
     pub fn from_canonical(fields: Object) -> Descriptor {
-        let mut whole = Vec::with_capacity(512);
-        let mut field_digests = FieldDigests::with_capacity(fields.len());
-        whole.push(b'{');
-        for (i, (k, v)) in sorted_members(&fields).into_iter().enumerate() {
-            if i > 0 {
-                whole.push(b',');
-            }
-            write_string(k, Escape::Jcs, &mut whole);
-            whole.push(b':');
-            let start = whole.len();
-            write_value(v, Escape::Jcs, &mut whole);
+        let mut texts = Vec::with_capacity(512);
+        let mut spans = Vec::with_capacity(fields.len());
+        for (k, v) in fields.iter() {
+            let start = texts.len();
+            write_value(v, Escape::Jcs, &mut texts);
             let name = field_name(k).expect("descriptors hold only digested fields");
-            field_digests.insert(name, Digest::of(&whole[start..]));
+            spans.push((name, start..texts.len()));
         }
-        whole.push(b'}');
+        let spans = spans.into_iter().map(|(f, span)| (f, &texts[span]));
         Descriptor {
-            digest: Digest::of(&whole),
             fields,
-            field_digests,
+            ..Descriptor::of_texts(spans.collect())
         }
     }
 
     /// The digests of a descriptor whose fields are given as their
     /// canonical texts (field name and text), without the fields: each
     /// text is hashed as it stands, and the whole is those texts joined
-    /// under their sorted names.
+    /// under their sorted names (field names are ASCII: their byte order is
+    /// RFC 8785's).
     pub fn of_texts(mut texts: Vec<(&'static str, &[u8])>) -> Descriptor {
         texts.sort_by(|a, b| a.0.cmp(b.0));
         let mut whole = sha2::Sha256::new();

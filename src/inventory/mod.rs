@@ -845,6 +845,21 @@ fn rename_schema_key(rel: &str) -> String {
     rel.to_string()
 }
 
+/// The name of a tool's member as a descriptor field: older servers wrote
+/// the schemas' keys in snake case.
+fn tool_field(key: &str) -> &str {
+    match key {
+        "input_schema" => "inputSchema",
+        "output_schema" => "outputSchema",
+        other => other,
+    }
+}
+
+/// True for the tool fields whose value must be an object.
+fn holds_object(field: &str) -> bool {
+    matches!(field, "inputSchema" | "outputSchema" | "annotations")
+}
+
 /// Reads a tool's name and digests straight from its text, as
 /// [`build_tool`] then [`Descriptor::new`] would from its tree, without
 /// building it. `None` (the tool consumed) when the tool is to be read into
@@ -864,12 +879,7 @@ fn digest_tool(
     let mut spans: Vec<(&'static str, std::ops::Range<usize>)> = Vec::new();
     c.out.clear();
     r.object(|r, key| -> Result<(), json::ParseError> {
-        let key = match key {
-            "input_schema" => "inputSchema",
-            "output_schema" => "outputSchema",
-            other => other,
-        };
-        let Some(field) = crate::descriptor::field_name(key)
+        let Some(field) = crate::descriptor::field_name(tool_field(key))
             .filter(|f| crate::descriptor::TOOL_FIELDS.contains(f))
         else {
             // Not digested; read all the same, as the tree is, so that
@@ -881,7 +891,7 @@ fn digest_tool(
         let start = c.out.len();
         let expected = match field {
             "name" => b'"',
-            "inputSchema" | "outputSchema" | "annotations" => b'{',
+            f if holds_object(f) => b'{',
             _ => 0,
         };
         if expected != 0 && r.peek() != Some(expected) {
@@ -937,11 +947,7 @@ fn build_tool(path: &Path, t: Value, at: &str) -> Result<(Tool, Vec<String>), In
     }
     let mut fields = Object::new();
     for (k, v) in o {
-        let key = match k.as_str() {
-            "input_schema" => "inputSchema",
-            "output_schema" => "outputSchema",
-            other => other,
-        };
+        let key = tool_field(&k);
         if !crate::descriptor::TOOL_FIELDS.contains(&key) {
             continue;
         }
@@ -952,8 +958,7 @@ fn build_tool(path: &Path, t: Value, at: &str) -> Result<(Tool, Vec<String>), In
                 format!("tool has both `{k}` and `{key}`"),
             ));
         }
-        let expected_object = matches!(key, "inputSchema" | "outputSchema" | "annotations");
-        if expected_object && !matches!(v, Value::Object(_)) {
+        if holds_object(key) && !matches!(v, Value::Object(_)) {
             return Err(InputError::new(
                 path,
                 Some(format!("{at}/{k}")),

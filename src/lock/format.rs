@@ -556,11 +556,7 @@ fn verify_raw(
     if recorded.len() != raw.len() {
         return None;
     }
-    let allowed: &[&str] = if tool.is_some() {
-        &crate::descriptor::TOOL_FIELDS
-    } else {
-        &crate::descriptor::SERVER_FIELDS
-    };
+    let allowed = digested_fields(tool);
     let mut texts = Vec::with_capacity(raw.len());
     for (name, span) in raw {
         let text = &bytes[span];
@@ -581,6 +577,15 @@ fn verify_raw(
         }
     }
     Some(descriptor)
+}
+
+/// The fields a tool entry (`tool` is its key) or a server entry holds.
+fn digested_fields(tool: Option<&str>) -> &'static [&'static str] {
+    if tool.is_some() {
+        &crate::descriptor::TOOL_FIELDS
+    } else {
+        &crate::descriptor::SERVER_FIELDS
+    }
 }
 
 fn ptr(base: &str, token: &str) -> String {
@@ -658,11 +663,7 @@ fn read_entry(v: &Value, at: &str, tool: Option<&str>) -> Result<Entry, LockErro
             .ok_or_else(|| LockError::at(at, "missing `descriptor`"))?,
         &descriptor_at,
     )?;
-    let allowed: &[&str] = if tool.is_some() {
-        &crate::descriptor::TOOL_FIELDS
-    } else {
-        &crate::descriptor::SERVER_FIELDS
-    };
+    let allowed = digested_fields(tool);
     only_keys(fields, &descriptor_at, allowed)?;
     if !crate::descriptor::is_canonical(fields) {
         return Err(LockError::at(
