@@ -10,6 +10,8 @@ os.wait4) and the largest peak RSS. A benchmark, not a test.
 
 Usage, from the repository root, after bench/all.sh has built the inputs:
     python3 bench/ab.py OLD_BINARY NEW_BINARY [RUNS]
+With COLD=1 in the environment every command runs with
+kams.indexCache=false: no index and no memo, the first scan of an input.
 """
 import os
 import statistics as st
@@ -26,6 +28,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 R = os.path.join(ROOT, "target", "bench")
 H = os.path.join(R, "history", "repo")
 env = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1", LC_ALL="C", TZ="UTC")
+if os.environ.get("COLD") == "1":
+    env["GIT_CONFIG_PARAMETERS"] = "'kams.indexCache'='false'"
 rev = lambda r: subprocess.check_output(["git", "-C", H, "rev-parse", r], text=True, env=env).strip()
 push = tempfile.NamedTemporaryFile("w", delete=False)
 push.write(f"refs/heads/main {rev('HEAD')} refs/heads/main {rev('HEAD~20')}\n")
