@@ -2,6 +2,7 @@
 //! servers and tools sorted, so that approving one tool changes only that
 //! tool's lines and two branches that pin different tools merge cleanly.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::canon::{write_string, write_value, Digest, Escape};
@@ -43,13 +44,25 @@ pub struct Approval {
     pub note: String,
 }
 
-/// `a`, as the same allocation as `last` when equal to it; otherwise it
-/// becomes `last`. Entries pinned together share one approval (a pin of a
-/// whole inventory writes 100,000 equal ones).
-pub(crate) fn share_approval(a: Approval, last: &mut Option<Arc<Approval>>) -> Arc<Approval> {
+/// The approval by `approver` at `at` with `note`: the same allocation as
+/// `last` when equal to it (compared before anything is copied), otherwise
+/// a new one, which becomes `last`. Entries pinned together share one
+/// approval (a pin of a whole inventory writes 100,000 equal ones).
+pub(crate) fn share_approval(
+    approver: Cow<'_, str>,
+    at: Cow<'_, str>,
+    note: Cow<'_, str>,
+    last: &mut Option<Arc<Approval>>,
+) -> Arc<Approval> {
     match last {
-        Some(l) if **l == a => l.clone(),
-        _ => last.insert(Arc::new(a)).clone(),
+        Some(l) if l.approver == approver && l.at == at && l.note == note => l.clone(),
+        _ => last
+            .insert(Arc::new(Approval {
+                approver: approver.into_owned(),
+                at: at.into_owned(),
+                note: note.into_owned(),
+            }))
+            .clone(),
     }
 }
 
@@ -315,10 +328,10 @@ fn parse_lock(
                 // strict way, which says what is wrong and where.
                 let (v, _) = json::parse_nested(&bytes[start..end], json::MAX_DEPTH + 8)?;
                 let mut e = read_entry(&v, &r.pointer(), tool)?;
-                e.approval = e
-                    .approval
-                    .take()
-                    .map(|a| share_approval(Arc::unwrap_or_clone(a), &mut last));
+                e.approval = e.approval.take().map(|a| {
+                    let a = Arc::unwrap_or_clone(a);
+                    share_approval(a.approver.into(), a.at.into(), a.note.into(), &mut last)
+                });
                 e
             }
         };
@@ -484,20 +497,7 @@ fn fast_entry(
                 })?;
                 match (approver, at, note) {
                     (Some(approver), Some(at), Some(note)) => {
-                        // Entries pinned together share one (see
-                        // `share_approval`): compared before it is copied.
-                        let same =
-                            |l: &Approval| l.approver == approver && l.at == at && l.note == note;
-                        approval = Some(match last {
-                            Some(l) if same(l) => l.clone(),
-                            _ => last
-                                .insert(Arc::new(Approval {
-                                    approver: approver.into_owned(),
-                                    at: at.into_owned(),
-                                    note: note.into_owned(),
-                                }))
-                                .clone(),
-                        });
+                        approval = Some(share_approval(approver, at, note, last));
                     }
                     _ => odd = true,
                 }

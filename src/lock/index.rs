@@ -203,7 +203,8 @@ fn take_entry(
             field_digests,
         },
         first_seen,
-        approval: approval.map(|a| share_approval(a, last)),
+        approval: approval
+            .map(|a| share_approval(a.approver.into(), a.at.into(), a.note.into(), last)),
         lazy,
     })
 }
