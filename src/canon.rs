@@ -9,11 +9,10 @@
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::ops::Range;
 
 use sha2::{Digest as _, Sha256};
 use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
-
-use std::ops::Range;
 
 use crate::json::{push_pointer_token, Object, ParseError, Reader, Value};
 use crate::text::is_concealing;

@@ -452,17 +452,14 @@ fn read_shell(
                     let end = r.offset();
                     let (mut tool, collisions) = match digested {
                         Some((name, descriptor)) => {
-                            let lazy = Lazy::default();
                             let pointer = at;
-                            (
-                                Tool {
-                                    name,
-                                    descriptor,
-                                    pointer,
-                                    lazy,
-                                },
-                                Vec::new(),
-                            )
+                            let tool = Tool {
+                                name,
+                                descriptor,
+                                pointer,
+                                lazy: Lazy::default(),
+                            };
+                            (tool, Vec::new())
                         }
                         None => {
                             let text = &(**bytes).as_ref()[start..end];
