@@ -55,7 +55,7 @@ impl Detector for Shadow {
         };
         // Most descriptors name no other tool: look before building
         // every string's pointer.
-        if !any_value(t.raw, &|s| reader.find(s).next().is_some()) {
+        if !any_value(t.raw, &|s| reader.names_any(s)) {
             return;
         }
         let approved = approved(cx, t.server, Some(t.tool));
@@ -74,7 +74,7 @@ impl Detector for Shadow {
             return;
         };
         let fields = Value::Object(s.fields.clone());
-        if !any_value(&fields, &|s| reader.find(s).next().is_some()) {
+        if !any_value(&fields, &|s| reader.names_any(s)) {
             return;
         }
         let approved = approved(cx, s.server, None);
@@ -328,7 +328,7 @@ impl Names {
         }
         let mut quick = vec![0u64; QUICK_BITS / 64];
         for name in owners.keys() {
-            let k = quick_key(name);
+            let k = quick_key(name.as_bytes());
             quick[k / 64] |= 1 << (k % 64);
         }
         Names {
@@ -341,6 +341,11 @@ impl Names {
 
     /// False when no server exposes a tool named `word` (true: maybe).
     fn may_own(&self, word: &str) -> bool {
+        self.may_own_bytes(word.as_bytes())
+    }
+
+    /// [`Names::may_own`] of a word's bytes.
+    fn may_own_bytes(&self, word: &[u8]) -> bool {
         let k = quick_key(word);
         self.quick[k / 64] >> (k % 64) & 1 == 1
     }
@@ -487,6 +492,73 @@ impl<'a> Reader<'a> {
             .unwrap_or_default()
     }
 
+    /// True when `text` names another server's tool: whether
+    /// [`Reader::find`] finds anything. Every string of every tool is read
+    /// here, so ASCII text is split into words byte by byte, as [`tokens`]
+    /// splits it, and only a word that may be a name (a client-qualified
+    /// one, or one that passes [`Names::may_own`], whole or in its dotted
+    /// or slashed parts) is looked at as `find` looks at it. Decoding
+    /// characters and looking every word up took most of shadow's time on
+    /// a large inventory.
+    fn names_any(&self, text: &str) -> bool {
+        let b = text.as_bytes();
+        if !b.is_ascii() {
+            return self.find(text).next().is_some();
+        }
+        // ASCII word bytes as [`tokens`] has them: 1 for letters, digits,
+        // `_` and `-`, 2 for `.` and `/` (which also split a word).
+        const fn classes() -> [u8; 256] {
+            let mut t = [0u8; 256];
+            let mut i = 0;
+            while i < 256 {
+                let c = i as u8;
+                t[i] = if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' {
+                    1
+                } else if c == b'.' || c == b'/' {
+                    2
+                } else {
+                    0
+                };
+                i += 1;
+            }
+            t
+        }
+        static CLASS: [u8; 256] = classes();
+        let edge = |x: u8| matches!(x, b'.' | b'-' | b'/');
+        let may_own = |part: &[u8]| self.names.may_own_bytes(part);
+        let mut i = 0;
+        while i < b.len() {
+            if CLASS[usize::from(b[i])] == 0 {
+                i += 1;
+                continue;
+            }
+            let mut start = i;
+            let mut split = false;
+            while i < b.len() && CLASS[usize::from(b[i])] != 0 {
+                split |= CLASS[usize::from(b[i])] == 2;
+                i += 1;
+            }
+            let mut end = i;
+            while start < end && edge(b[start]) {
+                start += 1;
+            }
+            while start < end && edge(b[end - 1]) {
+                end -= 1;
+            }
+            let token = &b[start..end];
+            let maybe = token.starts_with(b"mcp_")
+                || if split {
+                    token.split(|x| matches!(x, b'.' | b'/')).any(may_own)
+                } else {
+                    may_own(token)
+                };
+            if maybe && !self.at_token(text, start, &text[start..end]).is_empty() {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Every mention of another server's tool in `text`, in order.
     fn find<'t>(&'t self, text: &'t str) -> impl Iterator<Item = Mention<'t>> + 't
     where
@@ -586,8 +658,7 @@ impl<'a> Reader<'a> {
 const QUICK_BITS: usize = 1 << 16;
 
 /// A word's bit in [`Names::quick`]: its length and first and last bytes.
-fn quick_key(word: &str) -> usize {
-    let b = word.as_bytes();
+fn quick_key(b: &[u8]) -> usize {
     let (first, last) = match (b.first(), b.last()) {
         (Some(&f), Some(&l)) => (usize::from(f), usize::from(l)),
         _ => (0, 0),
@@ -1001,5 +1072,39 @@ mod tests {
         assert_eq!(strip_mcp("mcpx"), None);
         assert_eq!(strip_mcp("MCP_TINY_IMAGE"), None);
         assert_eq!(strip_mcp("mcp-git"), None);
+    }
+
+    proptest::proptest! {
+        /// The byte-wise look finds a mention exactly where the careful
+        /// reading finds one: the text is made of the tools' own
+        /// names (some not ASCII) and a few other words, prefixed and
+        /// joined as descriptions name tools.
+        #[test]
+        fn the_byte_wise_look_finds_what_the_careful_one_finds(
+            names in proptest::collection::vec("(read|Read|fs|ré)([_./-]?(file|1))?", 1..5),
+            words in proptest::collection::vec(
+                (0usize..8, "(mcp_|mcp__|MCP_|fs[./]|one[./_]|two_)?", "[ `'\"./-]{0,2}"),
+                0..6,
+            ),
+        ) {
+            const OTHER: [&str; 4] = ["tool", "é", "other", "file"];
+            let mut text = String::new();
+            for (i, prefix, sep) in &words {
+                text.push_str(prefix);
+                text.push_str(names.get(*i).map_or(OTHER[i % OTHER.len()], String::as_str));
+                text.push_str(sep);
+            }
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let inv = inventory(&[("one", &names), ("two", &["other"]), ("fs", &names[..1])]);
+            let index = Names::new(&inv);
+            for server in ["one", "two", "fs"] {
+                let reader = index.reader(&inv, server).expect("a server of the inventory");
+                proptest::prop_assert_eq!(
+                    reader.names_any(&text),
+                    reader.find(&text).next().is_some(),
+                    "{} in {}", text, server
+                );
+            }
+        }
     }
 }
