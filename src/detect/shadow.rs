@@ -1075,6 +1075,12 @@ mod tests {
     }
 
     proptest::proptest! {
+        // As in tests/it/properties.rs: no regression files in the tree.
+        #![proptest_config(proptest::test_runner::Config {
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+
         /// The byte-wise look finds a mention exactly where the careful
         /// reading finds one: the text is made of the tools' own
         /// names (some not ASCII) and a few other words, prefixed and
