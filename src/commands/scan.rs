@@ -101,9 +101,11 @@ pub fn findings(
         // What the detectors found in this inventory before, if it was.
         let memo_at = env.index_dir()?.zip(inventory.index_key);
         let lock_key = lock_key.map(|k| k.name());
-        let memo = memo_at
-            .as_ref()
-            .and_then(|(dir, key)| detect::memo::load(dir, key, &inventory, lock_key.as_deref()));
+        // Else an earlier inventory's, for the tools that did not change.
+        let memo = memo_at.as_ref().and_then(|(dir, key)| {
+            detect::memo::load(dir, key, &inventory, lock_key.as_deref())
+                .or_else(|| detect::memo::load_earlier(dir, key, &inventory))
+        });
         let cx = detect::Context {
             inventory: &inventory,
             lock: &lock,

@@ -23,6 +23,14 @@
 //! order); the settled findings come first and name the lock's index key
 //! (its blob id or the BLAKE3 hash of its text), so that a scan against
 //! that lock reads nothing else.
+//!
+//! An inventory captured again usually differs in a few tools only. When
+//! it has no memo of its own, the newest memo of an inventory with the
+//! same server and tool names, in the same order ([`load_earlier`]),
+//! serves each tool whose text is byte for byte the one it remembers
+//! (each tool's text is named by its BLAKE3 hash): the pure detectors
+//! read a tool and the inventory's names, nothing else. Servers' own
+//! fields, and the findings that depend on more, are found anew.
 
 use std::path::Path;
 
@@ -34,7 +42,7 @@ use crate::inventory::Inventory;
 /// The memo files.
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "findings-",
-    magic: b"kams-fix\0\0\0\x06",
+    magic: b"kams-fix\0\0\0\x07",
     keep: cachefile::Named::KEEP,
 };
 
@@ -45,6 +53,9 @@ pub struct Remembered {
     pub pure: Vec<Finding>,
     /// True when no other per-tool detector reported anything.
     pub quiet: bool,
+    /// The BLAKE3 hash of the tool's text it was found in (`None` for a
+    /// server's own fields, and a tool read without its text).
+    pub text: Option<Digest>,
 }
 
 /// What is remembered of one server: its own fields, and its tools in
@@ -76,6 +87,10 @@ pub struct Memo {
     pub servers: Vec<Server>,
     /// What was found against the lock last scanned with it.
     pub settled: Option<Settled>,
+    /// True when it is another inventory's, with the same names
+    /// ([`load_earlier`]): only a tool whose text it names may be taken
+    /// from it.
+    pub earlier: bool,
 }
 
 /// The memo of `inventory` (index key `key`), `None` when there is no
@@ -88,6 +103,26 @@ pub fn load(
     lock: Option<&str>,
 ) -> Option<Memo> {
     decode(&INDEX.read(common_dir, &key.hex())?, key, inventory, lock)
+}
+
+/// The newest memo of another inventory whose servers and tools have the
+/// names of `inventory`'s, in the same order (the one `key` names
+/// excluded), marked [`Memo::earlier`], without its settled findings.
+pub fn load_earlier(common_dir: &Path, key: &Digest, inventory: &Inventory) -> Option<Memo> {
+    let own = key.hex();
+    INDEX
+        .newest(common_dir)
+        .into_iter()
+        .filter(|name| *name != own)
+        .find_map(|name| {
+            let bytes = INDEX.read(common_dir, &name)?;
+            let memo = decode_named(&bytes, &name, inventory, None)?;
+            Some(Memo {
+                settled: None,
+                earlier: true,
+                ..memo
+            })
+        })
 }
 
 /// Writes `memo` of `inventory` for `key` (see
@@ -128,6 +163,13 @@ fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Out {
 fn put(out: &mut Out, r: &Remembered) {
     out.0.push(u8::from(r.quiet));
     put_findings(out, &r.pure);
+    match &r.text {
+        Some(d) => {
+            out.0.push(1);
+            out.digest(d);
+        }
+        None => out.0.push(0),
+    }
 }
 
 fn put_findings(out: &mut Out, findings: &[Finding]) {
@@ -149,7 +191,11 @@ fn put_findings(out: &mut Out, findings: &[Finding]) {
 fn take(r: &mut In<'_>) -> Option<Remembered> {
     let quiet = r.bool()?;
     let pure = take_findings(r)?;
-    Some(Remembered { pure, quiet })
+    let text = match r.bool()? {
+        false => None,
+        true => Some(r.digest()?),
+    };
+    Some(Remembered { pure, quiet, text })
 }
 
 fn take_findings(r: &mut In<'_>) -> Option<Vec<Finding>> {
@@ -170,7 +216,17 @@ fn take_findings(r: &mut In<'_>) -> Option<Vec<Finding>> {
 }
 
 fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory, lock: Option<&str>) -> Option<Memo> {
-    let mut r = INDEX.open(bytes, &key.hex())?;
+    decode_named(bytes, &key.hex(), inventory, lock)
+}
+
+/// [`decode`] of the file named `name`.
+fn decode_named(
+    bytes: &[u8],
+    name: &str,
+    inventory: &Inventory,
+    lock: Option<&str>,
+) -> Option<Memo> {
+    let mut r = INDEX.open(bytes, name)?;
     let settled = match r.bool()? {
         false => None,
         true => Some(Settled {
@@ -186,6 +242,7 @@ fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory, lock: Option<&str>)
         return Some(Memo {
             servers: Vec::new(),
             settled,
+            earlier: false,
         });
     }
     if r.count()? != inventory.servers.len() {
@@ -209,7 +266,11 @@ fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory, lock: Option<&str>)
         }
         servers.push(Server { server: own, tools });
     }
-    r.rest.is_empty().then_some(Memo { servers, settled })
+    r.rest.is_empty().then_some(Memo {
+        servers,
+        settled,
+        earlier: false,
+    })
 }
 
 #[cfg(test)]
@@ -232,15 +293,18 @@ mod tests {
                 server: Remembered {
                     pure: vec![finding.clone()],
                     quiet: true,
+                    text: None,
                 },
                 tools: vec![
                     Remembered {
                         pure: Vec::new(),
                         quiet: true,
+                        text: Some(Digest::of(b"t1")),
                     },
                     Remembered {
                         pure: vec![finding.clone(), finding.clone()],
                         quiet: false,
+                        text: None,
                     },
                 ],
             },
@@ -255,8 +319,47 @@ mod tests {
                 lock: "blake3-00".into(),
                 findings: vec![finding.clone(), finding],
             }),
+            earlier: false,
         };
         (inv, memo)
+    }
+
+    #[test]
+    fn an_earlier_memo_is_the_newest_with_the_same_names_but_its_own() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let dir = dir.path();
+        let (inv, memo) = sample();
+        let other = super::super::squat::tests::inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
+        let keys: Vec<Digest> = (0..4u8).map(|n| Digest::of(&[n])).collect();
+        assert_eq!(load_earlier(dir, &keys[0], &inv), None, "none yet");
+        let mut older = memo.clone();
+        older.servers[0].tools[0].quiet = false;
+        // Oldest first: this inventory's names twice, then another's.
+        for (key, of, m) in [
+            (&keys[1], &inv, &older),
+            (&keys[2], &inv, &memo),
+            (&keys[3], &other, &memo),
+        ] {
+            store(dir, key, of, m).expect("stores");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let earlier = load_earlier(dir, &keys[0], &inv).expect("an earlier memo");
+        assert!(earlier.earlier);
+        assert_eq!(
+            earlier.settled, None,
+            "another inventory's settled findings"
+        );
+        assert_eq!(earlier.servers, memo.servers, "the newest with these names");
+        let earlier = load_earlier(dir, &keys[2], &inv).expect("not its own");
+        assert_eq!(earlier.servers, older.servers);
+        assert_eq!(
+            load_earlier(
+                dir,
+                &keys[0],
+                &super::super::squat::tests::inventory(&[("c", &["t"])])
+            ),
+            None
+        );
     }
 
     #[test]

@@ -163,11 +163,11 @@ pub fn run_with(
     memo: Option<memo::Memo>,
     lock: Option<&str>,
 ) -> (Vec<Finding>, Option<memo::Memo>) {
-    let (remembered, settled) = match memo {
-        Some(m) => (Some(m.servers), m.settled),
-        None => (None, None),
+    let (remembered, settled, earlier) = match memo {
+        Some(m) => (Some(m.servers), m.settled, m.earlier),
+        None => (None, None, false),
     };
-    let settled = settled.filter(|s| lock == Some(s.lock.as_str()));
+    let settled = settled.filter(|s| !earlier && lock == Some(s.lock.as_str()));
     let detectors = all();
     let servers: Vec<&crate::inventory::Server> = cx.inventory.servers.values().collect();
     // With the settled findings in hand the per-tool part is not needed
@@ -216,7 +216,8 @@ pub fn run_with(
     let chunks = chunks.into_iter().map(|range| -> Job<'_> {
         Box::new(move || {
             let known = known.map(|m| &m[range.clone()]);
-            let (found, learned) = per_server(cx, detectors, &servers[range], known, is_settled);
+            let (found, learned) =
+                per_server(cx, detectors, &servers[range], known, earlier, is_settled);
             Done::Servers(found, learned)
         })
     });
@@ -247,14 +248,16 @@ pub fn run_with(
         out.extend(found.live);
         return (out, None);
     }
+    // Nothing new to remember of this inventory's own memo without a lock.
     let learned = match (remembered, lock) {
-        (Some(_), None) => None,
-        (remembered, lock) => Some(memo::Memo {
-            servers: remembered.unwrap_or(fresh.servers),
+        (Some(_), None) if !earlier => None,
+        (_, lock) => Some(memo::Memo {
+            servers: fresh.servers,
             settled: lock.map(|lock| memo::Settled {
                 lock: lock.to_string(),
                 findings: found.settled.clone(),
             }),
+            earlier: false,
         }),
     };
     let mut out = found.settled;
@@ -317,13 +320,16 @@ fn in_parallel<T: Send, F: FnOnce() -> T + Send>(jobs: Vec<F>, cores: usize) -> 
 }
 
 /// The per-server and per-tool findings of `servers`, in order, with
-/// what to remember of each server and tool (nothing when `memo` gave it,
-/// or when `settled` says that only what depends on more is wanted).
+/// what to remember of each server and tool (nothing when `settled` says
+/// that only what depends on more is wanted). `memo` is what is
+/// remembered of them: of this inventory, or of an `earlier` one with the
+/// same names, whose tools serve only where the text is the same.
 fn per_server<'m>(
     cx: &Context<'_>,
     detectors: &[Box<dyn Detector>],
     servers: &[&crate::inventory::Server],
     memo: Option<&'m [memo::Server]>,
+    earlier: bool,
     settled: bool,
 ) -> (Found, Vec<memo::Server>) {
     let mut found = Found::default();
@@ -339,7 +345,8 @@ fn per_server<'m>(
         let own = subject(
             detectors,
             Level::Server,
-            known(remembered.map(|r| &r.server)),
+            // An earlier inventory's server may have had other fields.
+            known(remembered.filter(|_| !earlier).map(|r| &r.server)),
             &mut found,
             || (),
             |d, (), found| d.server(cx, &view, found),
@@ -347,10 +354,23 @@ fn per_server<'m>(
         let mut tools = Vec::new();
         let mut read = false;
         for (j, (name, tool)) in server.tools.iter().enumerate() {
+            let remembered = remembered.map(|r| &r.tools[j]);
+            // The name of the tool's text: remembered with this
+            // inventory's memo; else hashed, to be remembered, and to
+            // compare with an earlier inventory's.
+            let text = match remembered {
+                _ if settled => None,
+                Some(r) if !earlier => r.text,
+                _ => tool.lazy.text().map(|t| {
+                    read = true;
+                    crate::git::cachefile::Namer::of(t)
+                }),
+            };
+            let remembered = remembered.filter(|r| !earlier || (text.is_some() && r.text == text));
             let r = subject(
                 detectors,
                 Level::Tool,
-                known(remembered.map(|r| &r.tools[j])),
+                known(remembered),
                 &mut found,
                 || {
                     read = true;
@@ -365,7 +385,7 @@ fn per_server<'m>(
                     d.tool(cx, &view, found);
                 },
             );
-            tools.extend(r);
+            tools.extend(r.map(|r| memo::Remembered { text, ..r }));
         }
         if let Some(own) = own {
             learned.push(memo::Server { server: own, tools });
@@ -382,7 +402,8 @@ fn per_server<'m>(
 /// Runs the detectors on one subject (a server's own fields, or a tool)
 /// into `found`, taking from `known` what is in hand of it. `read` gives
 /// what the detectors read (a tool's tree), only when some detector has to
-/// run. Returns what to remember, when nothing was known.
+/// run. Returns what to remember of it (`None` when the settled findings
+/// are in hand).
 fn subject<T>(
     detectors: &[Box<dyn Detector>],
     level: Level,
@@ -405,6 +426,7 @@ fn subject<T>(
     let mut r = memo::Remembered {
         pure: Vec::new(),
         quiet: true,
+        text: None,
     };
     if detectors.iter().any(|d| must(d.as_ref())) {
         let value = read();
@@ -422,11 +444,14 @@ fn subject<T>(
             }
         }
     }
-    if !matches!(known, Known::Nothing) {
-        return None;
+    match known {
+        Known::Settled => None,
+        Known::Remembered(k) => Some(k.clone()),
+        Known::Nothing => {
+            found.settled.extend(r.pure.iter().cloned());
+            Some(r)
+        }
     }
-    found.settled.extend(r.pure.iter().cloned());
-    Some(r)
 }
 
 /// Raises the drift of a pinned field to critical when the changed text is
@@ -707,6 +732,156 @@ mod tests {
             }
         }
         assert!(checked > 100, "{checked}");
+    }
+
+    /// What [`memo::load_earlier`] relies on: a tool's findings at
+    /// [`Level::Tool`] are a function of its text and the inventory's
+    /// names. On every file of the corpus and the demo's inventory, they
+    /// stay the same when every server's own fields and launch are
+    /// emptied, and when every other tool is cut down to its name.
+    #[test]
+    fn a_tool_is_read_against_its_text_and_the_inventorys_names_only() {
+        let lock = Lock::default();
+        let tools_found = |inventory: &Inventory| -> Vec<Vec<Vec<Finding>>> {
+            let cx = Context {
+                inventory,
+                lock: &lock,
+                configs: &[],
+            };
+            all()
+                .iter()
+                .filter(|d| d.depends(Level::Tool) != Depends::Nothing)
+                .map(|d| found_at(d.as_ref(), Level::Tool, &cx))
+                .collect()
+        };
+        let mut spoke = 0;
+        for (path, inventory) in inventories() {
+            let found = tools_found(&inventory);
+            let mut bare = inventory.clone();
+            for s in bare.servers.values_mut() {
+                s.descriptor.fields = crate::json::Object::new();
+                s.launch = crate::json::Object::new();
+            }
+            assert_eq!(tools_found(&bare), found, "{}", path.display());
+            for parity in 0..2 {
+                let mut cut = inventory.clone();
+                let mut n = 0;
+                for s in cut.servers.values_mut() {
+                    for (name, t) in s.tools.iter_mut() {
+                        if n % 2 == parity {
+                            let mut fields = crate::json::Object::new();
+                            fields.insert("name".into(), Value::String(name.clone()));
+                            t.descriptor.fields = fields;
+                        }
+                        n += 1;
+                    }
+                }
+                let other = tools_found(&cut);
+                for (d, (a, b)) in found.iter().zip(&other).enumerate() {
+                    for (i, (a, b)) in a.iter().zip(b).enumerate() {
+                        if i % 2 != parity {
+                            assert_eq!(a, b, "detector {d}, tool {i} of {}", path.display());
+                            spoke += usize::from(!a.is_empty());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(spoke > 20, "the corpus has findings to keep ({spoke})");
+    }
+
+    /// Read with each tool's text kept (as `scan` reads), from the corpus.
+    fn with_texts(file: &str) -> Inventory {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/corpus")
+            .join(file);
+        let opts = crate::inventory::ReadOptions {
+            max_size: 1 << 30,
+            digests_only: true,
+            ..Default::default()
+        };
+        let bytes = std::fs::read(&path).expect("the corpus");
+        crate::inventory::read_files(vec![(path, bytes)], &opts).expect("reads")
+    }
+
+    /// An earlier inventory's memo serves a tool whose text it names, and
+    /// neither a tool whose text changed nor a server's own fields; what a
+    /// run learns from it is remembered as this inventory's.
+    #[test]
+    fn an_earlier_memo_serves_a_tool_only_where_its_text_is_the_same() {
+        let mut inventory = with_texts("real/server-memory@0.6.2.json");
+        inventory
+            .servers
+            .append(&mut with_texts("attacks/invariant-direct-poisoning.json").servers);
+        let lock = Lock::default();
+        let cx = Context {
+            inventory: &inventory,
+            lock: &lock,
+            configs: &[],
+        };
+        let (cold, learned) = run_with(&cx, None, None);
+        let learned = learned.expect("a first run remembers");
+        assert!(!learned.earlier);
+        let texts: Vec<Option<crate::canon::Digest>> = learned
+            .servers
+            .iter()
+            .flat_map(|s| s.tools.iter().map(|t| t.text))
+            .collect();
+        assert!(
+            texts.iter().all(Option::is_some),
+            "every tool's text is named"
+        );
+        // Marked findings show where the memo served.
+        let mark = |tool: Option<&str>| Finding {
+            message: format!("remembered {tool:?}"),
+            ..finding(Class::Poison, Severity::Low, tool.unwrap_or(""), "/x")
+        };
+        let mut earlier = learned.clone();
+        earlier.earlier = true;
+        for s in &mut earlier.servers {
+            s.server.pure.push(mark(None));
+            for t in &mut s.tools {
+                t.pure = vec![mark(Some("tool"))];
+            }
+        }
+        // The attack's poisoned tool, as if its text had changed.
+        let changed = inventory
+            .servers
+            .keys()
+            .position(|name| name == "invariant-direct-poisoning")
+            .expect("the attack's server");
+        earlier.servers[changed].tools[0].text = Some(crate::canon::Digest::of(b"other"));
+        let (found, relearned) = run_with(&cx, Some(earlier), None);
+        let marks = found
+            .iter()
+            .filter(|f| f.message.starts_with("remembered"))
+            .count();
+        assert_eq!(marks, texts.len() - 1, "every tool but the changed one");
+        assert!(
+            !found.iter().any(|f| f.message == "remembered None"),
+            "no server"
+        );
+        let poison = |fs: &[Finding]| -> Vec<Finding> {
+            let server = inventory.servers.keys().nth(changed).expect("a server");
+            fs.iter()
+                .filter(|f| f.server == *server && !f.message.starts_with("remembered"))
+                .cloned()
+                .collect()
+        };
+        assert!(!poison(&cold).is_empty(), "the attack is found");
+        assert_eq!(
+            poison(&found),
+            poison(&cold),
+            "the changed tool is read anew"
+        );
+        let relearned = relearned.expect("remembered as this inventory's");
+        assert!(!relearned.earlier);
+        let again: Vec<Option<crate::canon::Digest>> = relearned
+            .servers
+            .iter()
+            .flat_map(|s| s.tools.iter().map(|t| t.text))
+            .collect();
+        assert_eq!(again, texts);
     }
 
     fn finding(class: Class, severity: Severity, tool: &str, field: &str) -> Finding {

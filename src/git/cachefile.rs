@@ -109,8 +109,16 @@ pub fn write(file: &Path, stem: &str, bytes: &[u8]) -> std::io::Result<()> {
 /// Removes all but the newest `keep` files of `dir` whose names start
 /// with `prefix` and end in `.idx`.
 pub fn prune(dir: &Path, prefix: &str, keep: usize) {
+    for old in newest(dir, prefix).into_iter().skip(keep) {
+        let _ = std::fs::remove_file(old);
+    }
+}
+
+/// The files under `dir` whose names start with `prefix` and end with
+/// `.idx`, newest first.
+fn newest(dir: &Path, prefix: &str) -> Vec<std::path::PathBuf> {
     let Ok(read) = std::fs::read_dir(dir) else {
-        return;
+        return Vec::new();
     };
     let mut found: Vec<(std::time::SystemTime, std::path::PathBuf)> = read
         .filter_map(Result::ok)
@@ -122,9 +130,7 @@ pub fn prune(dir: &Path, prefix: &str, keep: usize) {
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
     found.sort_by_key(|f| std::cmp::Reverse(f.0));
-    for (_, old) in found.into_iter().skip(keep) {
-        let _ = std::fs::remove_file(old);
-    }
+    found.into_iter().map(|(_, path)| path).collect()
 }
 
 /// For tests of a decoder: `sealed` with byte `at` of its body changed
@@ -190,6 +196,18 @@ impl Named {
     /// The bytes of the file named `name`, if there is one to read.
     pub fn read(&self, common_dir: &Path, name: &str) -> Option<crate::input::Input> {
         read(&self.file(common_dir, name), Named::MAX_SIZE)
+    }
+
+    /// The names of the files of this kind, newest first.
+    pub fn newest(&self, common_dir: &Path) -> Vec<String> {
+        newest(&common_dir.join("kams"), self.prefix)
+            .iter()
+            .filter_map(|path| {
+                let file = path.file_name()?.to_str()?;
+                let name = file.strip_prefix(self.prefix)?.strip_suffix(".idx")?;
+                Some(name.to_string())
+            })
+            .collect()
     }
 
     /// Seals `out` into the file named `name`, and removes all but the
