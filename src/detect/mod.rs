@@ -354,19 +354,11 @@ fn per_server<'m>(
         let mut tools = Vec::new();
         let mut read = false;
         for (j, (name, tool)) in server.tools.iter().enumerate() {
-            let remembered = remembered.map(|r| &r.tools[j]);
-            // The name of the tool's text: remembered with this
-            // inventory's memo; else hashed, to be remembered, and to
-            // compare with an earlier inventory's.
-            let text = match remembered {
-                _ if settled => None,
-                Some(r) if !earlier => r.text,
-                _ => tool.lazy.text().map(|t| {
-                    read = true;
-                    crate::git::cachefile::Namer::of(t)
-                }),
-            };
-            let remembered = remembered.filter(|r| !earlier || (text.is_some() && r.text == text));
+            // An earlier inventory's memo serves a tool whose text it names.
+            let text = tool.text;
+            let remembered = remembered
+                .map(|r| &r.tools[j])
+                .filter(|r| !earlier || (text.is_some() && r.text == text));
             let r = subject(
                 detectors,
                 Level::Tool,

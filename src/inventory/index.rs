@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use super::{Ambiguity, Inventory, Server, Tool};
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
-use crate::git::cachefile::{self, Out};
+use crate::git::cachefile::{self, In, Out};
 use crate::input::Shared;
 use crate::json::Object;
 use crate::lock::index::sorted;
@@ -25,7 +25,7 @@ use crate::lock::index::sorted;
 /// The inventory index files.
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "inventory-",
-    magic: b"kams-iix\0\0\0\x04",
+    magic: b"kams-iix\0\0\0\x05",
     keep: cachefile::Named::KEEP,
 };
 
@@ -106,49 +106,135 @@ fn encode(inv: &Inventory, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<
             out.bytes(t.pointer.as_bytes());
             out.u64(span.start as u64);
             out.u64(span.end as u64);
+            match &t.text {
+                Some(d) => {
+                    out.0.push(1);
+                    out.digest(d);
+                }
+                None => out.0.push(0),
+            }
         }
     }
     Some(out)
 }
 
+/// A server's entry up to its tools: name, file number, pointer,
+/// descriptor, launch and ambiguities.
+type Head = (String, usize, String, Descriptor, Object, Vec<Ambiguity>);
+
+fn take_head(r: &mut In<'_>) -> Option<Head> {
+    let name = r.str()?.to_string();
+    let file = r.count()?;
+    let pointer = r.str()?.to_string();
+    let descriptor = Descriptor {
+        fields: r.object()?,
+        digest: r.digest()?,
+        field_digests: r.field_digests()?,
+    };
+    let launch = r.object()?;
+    let ambiguities = r.list(|r| {
+        Some(Ambiguity {
+            tool: r.opt()?.map(str::to_string),
+            field: r.opt()?.map(str::to_string),
+            message: r.str()?.to_string(),
+        })
+    })?;
+    Some((name, file, pointer, descriptor, launch, ambiguities))
+}
+
+/// A tool's name and descriptor (digests only), the first part of its
+/// entry.
+fn take_digests(r: &mut In<'_>) -> Option<(String, Descriptor)> {
+    let name = r.str()?.to_string();
+    let descriptor = Descriptor {
+        fields: Object::new(),
+        digest: r.digest()?,
+        field_digests: r.field_digests()?,
+    };
+    Some((name, descriptor))
+}
+
+/// The rest of a tool's entry: pointer, span and text's hash.
+fn take_place(r: &mut In<'_>) -> Option<(String, std::ops::Range<usize>, Option<Digest>)> {
+    let pointer = r.str()?.to_string();
+    let start = usize::try_from(r.u64()?).ok()?;
+    let end = usize::try_from(r.u64()?).ok()?;
+    let text = match r.bool()? {
+        false => None,
+        true => Some(r.digest()?),
+    };
+    (start <= end).then_some((pointer, start..end, text))
+}
+
+/// What an earlier reading of another inventory found of each tool's
+/// text: its name and digests, by the text's BLAKE3 hash, for the tools
+/// it read without an ambiguity. A tool's name and digests are a function
+/// of its text alone, so a tool captured again unchanged is taken from
+/// here instead of being digested again; the entries stay in the index's
+/// bytes until asked for.
+pub struct Earlier {
+    bytes: crate::input::Input,
+    at: std::collections::HashMap<Digest, usize>,
+}
+
+impl Earlier {
+    /// The newest index under `common_dir` but the one named `key`.
+    pub fn load(common_dir: &Path, key: &Digest) -> Option<Earlier> {
+        let own = key.hex();
+        let name = INDEX.newest(common_dir).into_iter().find(|n| *n != own)?;
+        let bytes = INDEX.read(common_dir, &name)?;
+        let at = Earlier::entries(&bytes, &name)?;
+        Some(Earlier { bytes, at })
+    }
+
+    /// Where each tool's entry starts in `bytes`, by its text's hash.
+    fn entries(bytes: &[u8], name: &str) -> Option<std::collections::HashMap<Digest, usize>> {
+        let mut r = INDEX.open(bytes, name)?;
+        let mut at = std::collections::HashMap::new();
+        for _ in 0..r.count()? {
+            let (.., ambiguities) = take_head(&mut r)?;
+            for _ in 0..r.count()? {
+                let start = r.rest.as_ptr() as usize - bytes.as_ptr() as usize;
+                let (tool, _) = take_digests(&mut r)?;
+                let (_, _, text) = take_place(&mut r)?;
+                let plain = !ambiguities.iter().any(|a| a.tool.as_ref() == Some(&tool));
+                if let (Some(text), true) = (text, plain) {
+                    at.insert(text, start);
+                }
+            }
+        }
+        r.rest.is_empty().then_some(at)
+    }
+
+    /// The name and digests of the tool whose text has the hash `text`.
+    pub fn get(&self, text: &Digest) -> Option<(String, Descriptor)> {
+        let start = *self.at.get(text)?;
+        let mut r = In {
+            rest: self.bytes.get(start..)?,
+            id_len: 0,
+        };
+        take_digests(&mut r)
+    }
+}
+
 fn decode(bytes: &[u8], key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inventory> {
     let mut r = INDEX.open(bytes, &key.hex())?;
     let servers = r.list(|r| {
-        let name = r.str()?.to_string();
-        let (path, text) = files.get(r.count()?)?;
-        let pointer = r.str()?.to_string();
-        let descriptor = Descriptor {
-            fields: r.object()?,
-            digest: r.digest()?,
-            field_digests: r.field_digests()?,
-        };
-        let launch = r.object()?;
-        let ambiguities = r.list(|r| {
-            Some(Ambiguity {
-                tool: r.opt()?.map(str::to_string),
-                field: r.opt()?.map(str::to_string),
-                message: r.str()?.to_string(),
-            })
-        })?;
+        let (name, file, pointer, descriptor, launch, ambiguities) = take_head(r)?;
+        let (path, text) = files.get(file)?;
         let len = (**text).as_ref().len();
         let tools = r.list(|r| {
-            let tool = r.str()?.to_string();
-            let descriptor = Descriptor {
-                fields: Object::new(),
-                digest: r.digest()?,
-                field_digests: r.field_digests()?,
-            };
-            let pointer = r.str()?.to_string();
-            let start = usize::try_from(r.u64()?).ok()?;
-            let end = usize::try_from(r.u64()?).ok()?;
-            if start > end || end > len {
+            let (tool, descriptor) = take_digests(r)?;
+            let (pointer, span, hash) = take_place(r)?;
+            if span.end > len {
                 return None;
             }
             let t = Tool {
                 name: tool.clone(),
                 descriptor,
                 pointer,
-                lazy: Lazy(Some((text.clone(), start..end))),
+                lazy: Lazy(Some((text.clone(), span))),
+                text: hash,
             };
             Some((tool, t))
         })?;
@@ -239,11 +325,12 @@ mod tests {
                 );
                 std::iter::once(head).chain(s.tools.values().map(|t| {
                     format!(
-                        "{} {:?} {} {:?}",
+                        "{} {:?} {} {:?} {:?}",
                         t.name,
                         t.descriptor,
                         t.pointer,
-                        t.lazy.text().map(<[u8]>::to_vec)
+                        t.lazy.text().map(<[u8]>::to_vec),
+                        t.text
                     )
                 }))
             })
@@ -259,6 +346,46 @@ mod tests {
         let bytes = cachefile::seal(encode(&inv, &key, &files).expect("encodes").0);
         let back = decode(&bytes, &key, &files).expect("decodes");
         assert_eq!(summary(&back), summary(&inv));
+    }
+
+    #[test]
+    fn an_earlier_index_gives_each_plain_tool_by_its_text() {
+        let (files, inv) = sample();
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let dir = dir.path();
+        let key = hashed_key(&files, None);
+        assert!(Earlier::load(dir, &key).is_none(), "none yet");
+        store(dir, &key, &files, &inv).expect("stores");
+        assert!(Earlier::load(dir, &key).is_none(), "its own is not earlier");
+        let earlier = Earlier::load(dir, &Digest::of(b"another")).expect("an earlier index");
+        let (mut served, mut refused) = (0, 0);
+        for s in inv.servers.values() {
+            for t in s.tools.values() {
+                let text = t.text.expect("a tool read with digests only is named");
+                assert_eq!(
+                    Some(text),
+                    t.lazy.text().map(cachefile::Namer::of),
+                    "its text's hash"
+                );
+                let plain = !s
+                    .ambiguities
+                    .iter()
+                    .any(|a| a.tool.as_ref() == Some(&t.name));
+                match earlier.get(&text) {
+                    Some((name, descriptor)) => {
+                        assert!(plain, "{}", t.name);
+                        assert_eq!((name, descriptor), (t.name.clone(), t.descriptor.clone()));
+                        served += 1;
+                    }
+                    None => {
+                        assert!(!plain, "{}", t.name);
+                        refused += 1;
+                    }
+                }
+            }
+        }
+        assert!(served > 5 && refused > 0, "{served} {refused}");
+        assert!(earlier.get(&Digest::of(b"no tool")).is_none());
     }
 
     #[test]

@@ -84,6 +84,11 @@ pub struct Tool {
     pub pointer: String,
     /// Where to rebuild the fields from, when they were dropped.
     pub lazy: Lazy,
+    /// The BLAKE3 hash of that text, when it was read with
+    /// [`ReadOptions::digests_only`]: what an earlier reading of the same
+    /// text ([`index::Earlier`]) and the detectors' memo
+    /// ([`crate::detect::memo`]) know it by.
+    pub text: Option<crate::canon::Digest>,
 }
 
 impl Tool {
@@ -342,14 +347,21 @@ pub fn read_files<B: Into<Input>>(
         }
         _ => None,
     };
+    // Else what an earlier reading knew of each tool's text serves for
+    // the tools that did not change (an inventory captured again).
+    let mut earlier = index
+        .as_ref()
+        .and_then(|(dir, key, _)| index::Earlier::load(dir, key));
     let mut inv = Inventory::default();
     for (file, bytes) in texts {
         let src = Source {
             keep_only_digests: opts.digests_only.then(|| bytes.clone() as Shared),
             behind: Default::default(),
             canonical: Default::default(),
+            earlier: earlier.take(),
         };
         let servers = parse_source(&file, &bytes, opts, &src)?;
+        earlier = src.earlier;
         // Tools are read again one server at a time (detectors, drift):
         // until then the text need not stay in memory.
         if opts.digests_only {
@@ -397,6 +409,22 @@ struct Shell {
 enum Fail {
     Json(json::ParseError),
     Input(InputError),
+    /// A tool needs reading without the earlier reading's help (see
+    /// [`parse_source`]).
+    Retry,
+}
+
+impl Fail {
+    /// The error to report about `path`.
+    fn into_input(self, path: &Path) -> InputError {
+        match self {
+            Fail::Input(e) => e,
+            Fail::Json(e) => InputError::new(path, None, format!("invalid JSON: {e}")),
+            // Only a read with an earlier reading retries, and the second
+            // read has none.
+            Fail::Retry => InputError::new(path, None, "could not be read alone"),
+        }
+    }
 }
 
 impl From<json::ParseError> for Fail {
@@ -448,8 +476,25 @@ fn read_shell(
                         return Ok(());
                     };
                     let start = r.offset();
-                    let digested = digest_tool(r, &mut src.canonical.borrow_mut())?;
+                    let digested = match &src.earlier {
+                        None => digest_tool(r, &mut src.canonical.borrow_mut())?,
+                        // Stepped over; known by its text below.
+                        Some(_) => {
+                            r.skip().map_err(|_| Fail::Retry)?;
+                            None
+                        }
+                    };
                     let end = r.offset();
+                    let text = &(**bytes).as_ref()[start..end];
+                    let hash = crate::git::cachefile::Namer::of(text);
+                    let digested = match &src.earlier {
+                        None => digested,
+                        Some(earlier) => Some(match earlier.get(&hash) {
+                            Some(known) => known,
+                            None => digest_alone(text, &mut src.canonical.borrow_mut())
+                                .ok_or(Fail::Retry)?,
+                        }),
+                    };
                     let (mut tool, collisions) = match digested {
                         Some((name, descriptor)) => {
                             let pointer = at;
@@ -458,17 +503,18 @@ fn read_shell(
                                 descriptor,
                                 pointer,
                                 lazy: Lazy::default(),
+                                text: None,
                             };
                             (tool, Vec::new())
                         }
                         None => {
-                            let text = &(**bytes).as_ref()[start..end];
                             let (v, _) = json::parse_nested(text, json::MAX_DEPTH)?;
                             build_tool(path, v, &at)?
                         }
                     };
                     tool.descriptor.fields = Object::new();
                     tool.lazy = Lazy(Some((bytes.clone(), start..end)));
+                    tool.text = Some(hash);
                     src.behind.borrow_mut().advance(&**bytes, start);
                     list.push((tool, collisions));
                     Ok(())
@@ -523,6 +569,9 @@ struct Source {
     behind: std::cell::RefCell<crate::input::Behind>,
     /// Buffers for the tools' canonical texts, kept from tool to tool.
     canonical: std::cell::RefCell<crate::canon::Canonical>,
+    /// What an earlier reading found of each tool's text, by its hash
+    /// (with `keep_only_digests` only).
+    earlier: Option<index::Earlier>,
 }
 
 /// Parses one inventory file's bytes, detecting its format from content.
@@ -539,6 +588,7 @@ pub fn parse_file(
             keep_only_digests: None,
             behind: Default::default(),
             canonical: Default::default(),
+            earlier: None,
         },
     )
 }
@@ -549,13 +599,38 @@ fn parse_source(
     opts: &ReadOptions,
     src: &Source,
 ) -> Result<Vec<Server>, InputError> {
+    match parse_once(path, bytes, opts, src) {
+        Err(Fail::Retry) => {
+            // A tool the earlier reading did not know, and that does not
+            // read alone as most do: read it all as if there were none,
+            // so that what is reported is what is always reported.
+            let alone = Source {
+                keep_only_digests: src.keep_only_digests.clone(),
+                behind: Default::default(),
+                canonical: Default::default(),
+                earlier: None,
+            };
+            parse_once(path, bytes, opts, &alone).map_err(|f| f.into_input(path))
+        }
+        read => read.map_err(|f| f.into_input(path)),
+    }
+}
+
+/// [`parse_source`], once: [`Fail::Retry`] when `src` has an earlier
+/// reading and a tool needs more than it.
+fn parse_once(
+    path: &Path,
+    bytes: &[u8],
+    opts: &ReadOptions,
+    src: &Source,
+) -> Result<Vec<Server>, Fail> {
     let json_err = |e: json::ParseError| InputError::new(path, None, format!("invalid JSON: {e}"));
     // Validated whole (an inventory is small next to its lock, and
     // reading it twice cost more than holding it); given back behind the
     // reader as the tools are digested.
     let mut r = json::Reader::new(bytes, json::MAX_DEPTH).map_err(json_err)?;
     if r.at_end() {
-        return Err(json_err(r.error("empty input: expected a JSON value")));
+        return Err(json_err(r.error("empty input: expected a JSON value")).into());
     }
     let mut shells = Vec::new();
     loop {
@@ -570,13 +645,9 @@ fn parse_source(
                     v.kind()
                 )
             };
-            return Err(InputError::new(path, None, what));
+            return Err(InputError::new(path, None, what).into());
         }
-        match read_shell(&mut r, path, src, Level::Top) {
-            Ok(shell) => shells.push(shell),
-            Err(Fail::Json(e)) => return Err(json_err(e)),
-            Err(Fail::Input(e)) => return Err(e),
-        }
+        shells.push(read_shell(&mut r, path, src, Level::Top)?);
         if r.at_end() {
             break;
         }
@@ -584,7 +655,7 @@ fn parse_source(
     }
     let dups = r.take_duplicates();
     if shells.len() > 1 || shells[0].fields.get("jsonrpc").is_some() {
-        return from_jsonrpc_lines(path, shells, &dups, opts);
+        return Ok(from_jsonrpc_lines(path, shells, &dups, opts)?);
     }
     let dups: Vec<String> = dups.into_iter().map(|(_, p)| p).collect();
     let top = shells.pop().expect("one value");
@@ -605,11 +676,11 @@ fn parse_source(
         let name = named_by_option(path, opts)?;
         return Ok(vec![build_server(path, name, top, "", &dups)?]);
     }
-    Err(InputError::new(
+    Err(Fail::Input(InputError::new(
         path,
         None,
         "not an inventory: expected a capture (\"server\" and \"tools\"), a multi-server inventory {\"servers\": [...]}, a tools/list result {\"tools\": [...]} or JSON-RPC response lines",
-    ))
+    )))
 }
 
 fn named_by_option(path: &Path, opts: &ReadOptions) -> Result<String, InputError> {
@@ -916,6 +987,16 @@ fn digest_tool(
     Ok(Some((name, Descriptor::of_texts(texts))))
 }
 
+/// [`digest_tool`] of a tool's text read alone, when it reads as most
+/// tools do: digested straight from its text, with no key twice (a
+/// duplicate key is reported at its place in the file, which a reader of
+/// the text alone does not know).
+fn digest_alone(text: &[u8], c: &mut crate::canon::Canonical) -> Option<(String, Descriptor)> {
+    let mut r = json::Reader::new(text, json::MAX_DEPTH).ok()?;
+    let digested = digest_tool(&mut r, c).ok()??;
+    (r.at_end() && r.take_duplicates().is_empty()).then_some(digested)
+}
+
 /// A tool and the pointers of its keys that collide after NFC.
 fn build_tool(path: &Path, t: Value, at: &str) -> Result<(Tool, Vec<String>), InputError> {
     let Value::Object(o) = t else {
@@ -975,6 +1056,7 @@ fn build_tool(path: &Path, t: Value, at: &str) -> Result<(Tool, Vec<String>), In
             descriptor,
             pointer: at.to_string(),
             lazy: Lazy::default(),
+            text: None,
         },
         collisions,
     ))

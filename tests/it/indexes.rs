@@ -406,3 +406,37 @@ fn a_recaptured_inventory_reads_only_its_changed_tools_anew() {
     .unwrap();
     assert_eq!(run(p, &scan, true), run(p, &scan, false), "a name changed");
 }
+
+/// A tool the earlier reading does not know, and that cannot be read
+/// alone (a key twice, reported at its place in the file; text that does
+/// not parse), makes the reader read the whole file as if there were no
+/// earlier reading: the same report, the same error.
+#[test]
+fn a_recaptured_tool_that_needs_the_whole_file_reads_as_always() {
+    let s = drifted();
+    let p = s.path();
+    let memory = ".kams/inventory/server-memory.json";
+    let scan = ["--format", "json", "scan"];
+    assert_eq!(run(p, &scan, true), run(p, &scan, false));
+    let text = std::fs::read_to_string(p.join(memory)).unwrap();
+    let name = "\"name\": \"read_graph\"";
+    assert_eq!(text.matches(name).count(), 1, "{text}");
+    // A key the digests cover, and one they do not.
+    for key in ["description", "x-note"] {
+        let twice = text.replace(
+            name,
+            &format!("{name}, \"{key}\": \"Shown, or not.\", \"{key}\": \"Or this.\""),
+        );
+        std::fs::write(p.join(memory), &twice).unwrap();
+        let ambiguous = run(p, &scan, true);
+        assert_eq!(ambiguous, run(p, &scan, false), "{key} twice");
+        assert!(ambiguous.1.contains("\"ambiguous\""), "{}", ambiguous.1);
+        assert!(ambiguous.1.contains(&format!("/{key}")), "{}", ambiguous.1);
+    }
+    let broken = text.replace(name, "\"name\": \"read_graph\" \"x\"");
+    std::fs::write(p.join(memory), &broken).unwrap();
+    let error = run(p, &scan, true);
+    assert_eq!(error, run(p, &scan, false), "text that does not parse");
+    assert_eq!(error.0, Some(2), "{error:?}");
+    assert!(error.2.contains("server-memory.json"), "{}", error.2);
+}
