@@ -20,8 +20,10 @@
 # times (wall clock, peak RSS):
 #   git-kams scan --format json   on the mutated inventory (exit 1: findings),
 #                                 cold (kams.indexCache=false: every file is
-#                                 parsed and verified) and warm (the lock and
+#                                 parsed and verified), warm (the lock and
 #                                 inventory indexes of the warm-up run serve)
+#                                 and re-captured (only what a scan of the
+#                                 clean inventory left: its first scan)
 #   git-kams status               on the mutated inventory, cold and warm
 #   git-kams pin                  of the whole clean inventory into a new lock
 #   sha256sum INVENTORY           (the baseline the issue names)
@@ -210,6 +212,20 @@ for size in $SIZES; do
     scan_med=$MED scan_rss=$RSS
     ROWS+=("| $size | \`git-kams scan --format json\` (exit 1), warm: indexes | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$mutated") + lock | $(ratio "$MED" "$sha_med") |")
 
+    # The inventory captured again: the indexes and memo are those a scan
+    # of the clean inventory left (the lock's index is warm), and the
+    # mutated inventory is scanned for the first time in every run.
+    rm -rf .git/kams
+    rc=0
+    "$BIN" --lock "$lock" --inventory "$clean" scan --format json >/dev/null 2>&1 || rc=$?
+    [[ "$rc" == 0 || "$rc" == 1 ]] || die "scan of the clean inventory: exit status $rc"
+    rm -rf "$SCRATCH/kams-clean"
+    cp -a .git/kams "$SCRATCH/kams-clean"
+    bench "git-kams scan, re-captured" 1 "rm -rf .git/kams && cp -a '$SCRATCH/kams-clean' .git/kams" \
+        "$BIN" --lock "$lock" --inventory "$mutated" scan --format json
+    recap_med=$MED recap_rss=$RSS
+    ROWS+=("| $size | \`git-kams scan --format json\` (exit 1), re-captured: first scan of the mutated inventory after one of the clean one | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$mutated") + lock | $(ratio "$MED" "$sha_med") |")
+
     bench "git-kams status, cold (no index)" 0 "" \
         "${COLD[@]}" "$BIN" --lock "$lock" --inventory "$mutated" status
     ROWS+=("| $size | \`git-kams status\`, cold: no index | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$mutated") + lock | $(ratio "$MED" "$sha_med") |")
@@ -229,9 +245,9 @@ for size in $SIZES; do
     t_ok=$(awk -v a="$scan_med" -v b="$TARGET_SECONDS" 'BEGIN{print (a < b) ? "met" : "NOT met"}')
     m_ok=$(awk -v a="$(kib2mib "$scan_rss")" -v b="$TARGET_MIB" 'BEGIN{print (a < b) ? "met" : "NOT met"}')
     r_ok=$(awk -v a="$scan_ratio" -v b="$TARGET_RATIO" 'BEGIN{print (a <= b) ? "met" : "NOT met"}')
-    VERDICT+=("| $size | scan wall time < ${TARGET_SECONDS} s | $scan_med s warm, $cold_med s cold | $t_ok (warm) |")
-    VERDICT+=("| $size | scan peak RSS < ${TARGET_MIB} MiB | $(kib2mib "$scan_rss") MiB warm, $(kib2mib "$cold_rss") MiB cold | $m_ok (warm) |")
-    VERDICT+=("| $size | scan within ${TARGET_RATIO}x of sha256sum | ${scan_ratio}x warm, $(ratio "$cold_med" "$sha_med")x cold | $r_ok (warm) |")
+    VERDICT+=("| $size | scan wall time < ${TARGET_SECONDS} s | $scan_med s warm, $recap_med s re-captured, $cold_med s cold | $t_ok (warm) |")
+    VERDICT+=("| $size | scan peak RSS < ${TARGET_MIB} MiB | $(kib2mib "$scan_rss") MiB warm, $(kib2mib "$recap_rss") MiB re-captured, $(kib2mib "$cold_rss") MiB cold | $m_ok (warm) |")
+    VERDICT+=("| $size | scan within ${TARGET_RATIO}x of sha256sum | ${scan_ratio}x warm, $(ratio "$recap_med" "$sha_med")x re-captured, $(ratio "$cold_med" "$sha_med")x cold | $r_ok (warm) |")
 done
 
 # --------------------------------------------------------------- report
