@@ -42,7 +42,7 @@ use crate::inventory::Inventory;
 /// The memo files.
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "findings-",
-    magic: b"kams-fix\0\0\0\x07",
+    magic: b"kams-fix\0\0\0\x08",
     keep: cachefile::Named::KEEP,
 };
 
@@ -78,6 +78,19 @@ pub struct Settled {
     pub findings: Vec<Finding>,
 }
 
+/// The findings of the whole-inventory passes that depend on the
+/// inventory's names and the lock ([`super::Depends::InventoryAndLock`] at
+/// [`super::Level::Inventory`]: shadowed and squatted names), for one
+/// lock: an inventory with the same names scanned against that lock has
+/// them too.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Passes {
+    /// The lock's index key.
+    pub lock: String,
+    /// Each such pass's findings, in detector order.
+    pub found: Vec<Vec<Finding>>,
+}
+
 /// What is remembered of an inventory.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Memo {
@@ -87,6 +100,8 @@ pub struct Memo {
     pub servers: Vec<Server>,
     /// What was found against the lock last scanned with it.
     pub settled: Option<Settled>,
+    /// What the passes on names found against that lock.
+    pub passes: Option<Passes>,
     /// True when it is another inventory's, with the same names
     /// ([`load_earlier`]): only a tool whose text it names may be taken
     /// from it.
@@ -107,7 +122,8 @@ pub fn load(
 
 /// The newest memo of another inventory whose servers and tools have the
 /// names of `inventory`'s, in the same order (the one `key` names
-/// excluded), marked [`Memo::earlier`], without its settled findings.
+/// excluded), marked [`Memo::earlier`], without its settled findings
+/// (its passes on names serve).
 pub fn load_earlier(common_dir: &Path, key: &Digest, inventory: &Inventory) -> Option<Memo> {
     let own = key.hex();
     INDEX
@@ -145,6 +161,17 @@ fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Out {
             out.0.push(1);
             out.bytes(s.lock.as_bytes());
             put_findings(&mut out, &s.findings);
+        }
+    }
+    match &memo.passes {
+        None => out.0.push(0),
+        Some(p) => {
+            out.0.push(1);
+            out.bytes(p.lock.as_bytes());
+            out.u32(p.found.len());
+            for found in &p.found {
+                put_findings(&mut out, found);
+            }
         }
     }
     out.u32(memo.servers.len());
@@ -234,6 +261,13 @@ fn decode_named(
             findings: take_findings(&mut r)?,
         }),
     };
+    let passes = match r.bool()? {
+        false => None,
+        true => Some(Passes {
+            lock: r.str()?.to_string(),
+            found: r.list(take_findings)?,
+        }),
+    };
     if settled
         .as_ref()
         .is_some_and(|s| lock == Some(s.lock.as_str()))
@@ -242,6 +276,7 @@ fn decode_named(
         return Some(Memo {
             servers: Vec::new(),
             settled,
+            passes,
             earlier: false,
         });
     }
@@ -269,6 +304,7 @@ fn decode_named(
     r.rest.is_empty().then_some(Memo {
         servers,
         settled,
+        passes,
         earlier: false,
     })
 }
@@ -317,7 +353,11 @@ mod tests {
             servers,
             settled: Some(Settled {
                 lock: "blake3-00".into(),
-                findings: vec![finding.clone(), finding],
+                findings: vec![finding.clone(), finding.clone()],
+            }),
+            passes: Some(Passes {
+                lock: "blake3-00".into(),
+                found: vec![Vec::new(), vec![finding]],
             }),
             earlier: false,
         };
@@ -350,6 +390,7 @@ mod tests {
             "another inventory's settled findings"
         );
         assert_eq!(earlier.servers, memo.servers, "the newest with these names");
+        assert_eq!(earlier.passes, memo.passes, "the passes on names serve");
         let earlier = load_earlier(dir, &keys[2], &inv).expect("not its own");
         assert_eq!(earlier.servers, older.servers);
         assert_eq!(

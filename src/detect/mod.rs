@@ -163,12 +163,19 @@ pub fn run_with(
     memo: Option<memo::Memo>,
     lock: Option<&str>,
 ) -> (Vec<Finding>, Option<memo::Memo>) {
-    let (remembered, settled, earlier) = match memo {
-        Some(m) => (Some(m.servers), m.settled, m.earlier),
-        None => (None, None, false),
+    let (remembered, settled, passes_known, earlier) = match memo {
+        Some(m) => (Some(m.servers), m.settled, m.passes, m.earlier),
+        None => (None, None, None, false),
     };
     let settled = settled.filter(|s| !earlier && lock == Some(s.lock.as_str()));
     let detectors = all();
+    // The passes on names found against this lock, for these names.
+    let passes_known = passes_known.filter(|p| {
+        let on_names = detectors
+            .iter()
+            .filter(|d| d.depends(Level::Inventory) == Depends::InventoryAndLock);
+        settled.is_none() && lock == Some(p.lock.as_str()) && p.found.len() == on_names.count()
+    });
     let servers: Vec<&crate::inventory::Server> = cx.inventory.servers.values().collect();
     // With the settled findings in hand the per-tool part is not needed
     // (nor read: see [`memo::load`]).
@@ -198,6 +205,7 @@ pub fn run_with(
     // independent of the per-server runs and of each other: they go into
     // the same queue, first, as each is long; their findings join after
     // the per-server ones, in detector order.
+    let mut known_passes = passes_known.iter().flat_map(|p| p.found.iter());
     let passes = detectors
         .iter()
         .map(|d| (d.depends(Level::Inventory), d))
@@ -207,12 +215,23 @@ pub fn run_with(
             _ => !is_settled,
         })
         .map(|(depends, d)| -> Job<'_> {
+            let known = match depends {
+                Depends::InventoryAndLock => known_passes.next(),
+                _ => None,
+            };
             Box::new(move || {
-                let mut found = Vec::new();
-                d.inventory(cx, &mut found);
+                let found = match known {
+                    Some(found) => found.clone(),
+                    None => {
+                        let mut found = Vec::new();
+                        d.inventory(cx, &mut found);
+                        found
+                    }
+                };
                 Done::Pass(depends, found)
             })
-        });
+        })
+        .collect::<Vec<_>>();
     let chunks = chunks.into_iter().map(|range| -> Job<'_> {
         Box::new(move || {
             let known = known.map(|m| &m[range.clone()]);
@@ -224,7 +243,7 @@ pub fn run_with(
     let mut found = Found::default();
     let mut fresh = memo::Memo::default();
     let mut passes_found = Vec::new();
-    for done in in_parallel(passes.chain(chunks).collect(), threads) {
+    for done in in_parallel(passes.into_iter().chain(chunks).collect(), threads) {
         match done {
             Done::Servers(f, learned) => {
                 found.settled.extend(f.settled);
@@ -234,6 +253,11 @@ pub fn run_with(
             Done::Pass(depends, f) => passes_found.push((depends, f)),
         }
     }
+    let on_names: Vec<Vec<Finding>> = passes_found
+        .iter()
+        .filter(|(depends, _)| *depends == Depends::InventoryAndLock)
+        .map(|(_, f)| f.clone())
+        .collect();
     for (depends, f) in passes_found {
         match depends {
             Depends::Anything => found.live.extend(f),
@@ -256,6 +280,10 @@ pub fn run_with(
             settled: lock.map(|lock| memo::Settled {
                 lock: lock.to_string(),
                 findings: found.settled.clone(),
+            }),
+            passes: lock.map(|lock| memo::Passes {
+                lock: lock.to_string(),
+                found: on_names,
             }),
             earlier: false,
         }),
@@ -728,9 +756,12 @@ mod tests {
 
     /// What [`memo::load_earlier`] relies on: a tool's findings at
     /// [`Level::Tool`] are a function of its text and the inventory's
-    /// names. On every file of the corpus and the demo's inventory, they
-    /// stay the same when every server's own fields and launch are
-    /// emptied, and when every other tool is cut down to its name.
+    /// names, and the passes that depend on the inventory and the lock
+    /// read only its names. On every file of the corpus and the demo's
+    /// inventory, the first stay the same when every server's own fields
+    /// and launch are emptied, and when every other tool is cut down to
+    /// its name; the passes, when all of that is done at once, against no
+    /// lock and a lock approving the inventory.
     #[test]
     fn a_tool_is_read_against_its_text_and_the_inventorys_names_only() {
         let lock = Lock::default();
@@ -755,6 +786,33 @@ mod tests {
                 s.launch = crate::json::Object::new();
             }
             assert_eq!(tools_found(&bare), found, "{}", path.display());
+            let mut names = bare.clone();
+            for s in names.servers.values_mut() {
+                for (name, t) in s.tools.iter_mut() {
+                    let mut fields = crate::json::Object::new();
+                    fields.insert("name".into(), Value::String(name.clone()));
+                    // Other digests too: the lock no longer matches.
+                    t.descriptor = crate::descriptor::Descriptor::new(fields).0;
+                }
+            }
+            let approved = approving(&inventory);
+            for lock in [&lock, &approved] {
+                let passes = |inventory: &Inventory| -> Vec<Vec<Vec<Finding>>> {
+                    let cx = Context {
+                        inventory,
+                        lock,
+                        configs: &[],
+                    };
+                    all()
+                        .iter()
+                        .filter(|d| d.depends(Level::Inventory) == Depends::InventoryAndLock)
+                        .map(|d| found_at(d.as_ref(), Level::Inventory, &cx))
+                        .collect()
+                };
+                let on_names = passes(&inventory);
+                assert_eq!(passes(&names), on_names, "{}", path.display());
+                spoke += on_names.iter().flatten().filter(|f| !f.is_empty()).count();
+            }
             for parity in 0..2 {
                 let mut cut = inventory.clone();
                 let mut n = 0;
@@ -874,6 +932,38 @@ mod tests {
             .flat_map(|s| s.tools.iter().map(|t| t.text))
             .collect();
         assert_eq!(again, texts);
+    }
+
+    /// The passes on names that an earlier inventory's memo found against
+    /// a lock serve a scan against that lock only.
+    #[test]
+    fn an_earlier_memos_passes_serve_for_its_lock_only() {
+        let inventory = with_texts("attacks/invariant-shadowing.json");
+        let lock = Lock::default();
+        let cx = Context {
+            inventory: &inventory,
+            lock: &lock,
+            configs: &[],
+        };
+        let (_, learned) = run_with(&cx, None, Some("blake3-01"));
+        let mut earlier = learned.expect("a first run remembers");
+        let passes = earlier.passes.as_mut().expect("the passes on names");
+        assert_eq!(passes.lock, "blake3-01");
+        assert_eq!(passes.found.len(), 2, "shadow's and squat's");
+        for found in &mut passes.found {
+            found.push(Finding {
+                message: "remembered".into(),
+                ..finding(Class::Shadow, Severity::Low, "t", "/name")
+            });
+        }
+        earlier.settled = None;
+        earlier.earlier = true;
+        let marks = |lock: &str| {
+            let (found, _) = run_with(&cx, Some(earlier.clone()), Some(lock));
+            found.iter().filter(|f| f.message == "remembered").count()
+        };
+        assert_eq!(marks("blake3-01"), 2, "its lock");
+        assert_eq!(marks("blake3-02"), 0, "another lock");
     }
 
     fn finding(class: Class, severity: Severity, tool: &str, field: &str) -> Finding {
