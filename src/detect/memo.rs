@@ -29,8 +29,10 @@
 //! same server and tool names, in the same order ([`load_earlier`]),
 //! serves each tool whose text is byte for byte the one it remembers
 //! (each tool's text is named by its BLAKE3 hash): the pure detectors
-//! read a tool and the inventory's names, nothing else. Servers' own
-//! fields, and the findings that depend on more, are found anew.
+//! read a tool and the inventory's names, nothing else. So do the passes
+//! over the names that the lock moves ([`Passes`]): their findings serve
+//! against the same lock. Servers' own fields, and the other findings
+//! that depend on more, are found anew.
 
 use std::path::Path;
 
@@ -190,13 +192,7 @@ fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Out {
 fn put(out: &mut Out, r: &Remembered) {
     out.0.push(u8::from(r.quiet));
     put_findings(out, &r.pure);
-    match &r.text {
-        Some(d) => {
-            out.0.push(1);
-            out.digest(d);
-        }
-        None => out.0.push(0),
-    }
+    out.opt_digest(r.text.as_ref());
 }
 
 fn put_findings(out: &mut Out, findings: &[Finding]) {
@@ -218,10 +214,7 @@ fn put_findings(out: &mut Out, findings: &[Finding]) {
 fn take(r: &mut In<'_>) -> Option<Remembered> {
     let quiet = r.bool()?;
     let pure = take_findings(r)?;
-    let text = match r.bool()? {
-        false => None,
-        true => Some(r.digest()?),
-    };
+    let text = r.opt_digest()?;
     Some(Remembered { pure, quiet, text })
 }
 

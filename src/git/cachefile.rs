@@ -290,6 +290,16 @@ impl Out {
     pub fn digest(&mut self, d: &Digest) {
         self.0.extend_from_slice(&d.0);
     }
+    /// 0, or 1 and the digest.
+    pub fn opt_digest(&mut self, d: Option<&Digest>) {
+        match d {
+            Some(d) => {
+                self.0.push(1);
+                self.digest(d);
+            }
+            None => self.0.push(0),
+        }
+    }
     /// Each field's number and digest.
     pub fn field_digests(&mut self, f: &FieldDigests) {
         self.u32(f.len());
@@ -439,6 +449,13 @@ impl<'a> In<'a> {
     /// A digest's 32 bytes.
     pub fn digest(&mut self) -> Option<Digest> {
         Some(Digest(self.take(32)?.try_into().ok()?))
+    }
+    /// A digest written by [`Out::opt_digest`]: `Some(None)` for none.
+    pub fn opt_digest(&mut self) -> Option<Option<Digest>> {
+        match self.bool()? {
+            false => Some(None),
+            true => self.digest().map(Some),
+        }
     }
     /// Field digests written by [`Out::field_digests`]; `None` for a
     /// number that is no descriptor field, or fields out of order.

@@ -106,13 +106,7 @@ fn encode(inv: &Inventory, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<
             out.bytes(t.pointer.as_bytes());
             out.u64(span.start as u64);
             out.u64(span.end as u64);
-            match &t.text {
-                Some(d) => {
-                    out.0.push(1);
-                    out.digest(d);
-                }
-                None => out.0.push(0),
-            }
+            out.opt_digest(t.text.as_ref());
         }
     }
     Some(out)
@@ -159,10 +153,7 @@ fn take_place(r: &mut In<'_>) -> Option<(String, std::ops::Range<usize>, Option<
     let pointer = r.str()?.to_string();
     let start = usize::try_from(r.u64()?).ok()?;
     let end = usize::try_from(r.u64()?).ok()?;
-    let text = match r.bool()? {
-        false => None,
-        true => Some(r.digest()?),
-    };
+    let text = r.opt_digest()?;
     (start <= end).then_some((pointer, start..end, text))
 }
 
