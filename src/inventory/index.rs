@@ -379,6 +379,59 @@ mod tests {
         assert!(earlier.get(&Digest::of(b"no tool")).is_none());
     }
 
+    /// A capture of `tools` tools, the description of tool `i` given by
+    /// `describe(i)`.
+    fn capture(tools: usize, describe: impl Fn(usize) -> String) -> Vec<u8> {
+        let tools: Vec<String> = (0..tools)
+            .map(|i| {
+                format!(
+                    r#"{{"name": "tool_{i}", "description": "{}", "inputSchema": {{"type": "object"}}, "_meta": {{"n": {i}}}}}"#,
+                    describe(i)
+                )
+            })
+            .collect();
+        format!(r#"{{"server": "s", "tools": [{}]}}"#, tools.join(",\n")).into_bytes()
+    }
+
+    /// Whether an earlier index knows most tools, few, or none, a read
+    /// with it gives what a read without any gives.
+    #[test]
+    fn a_read_with_an_earlier_index_is_a_read_without_one() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let read = |bytes: Vec<u8>, index: bool| {
+            let opts = ReadOptions {
+                digests_only: true,
+                index_dir: index.then(|| dir.path().to_path_buf()),
+                ..ReadOptions::default()
+            };
+            let inv = read_files(vec![(PathBuf::from("inv.json"), bytes)], &opts).expect("reads");
+            summary(&inv)
+        };
+        let first = capture(200, |i| format!("Does thing {i}."));
+        assert_eq!(read(first.clone(), true), read(first, false));
+        // Most known; then none (another inventory's index, given up on);
+        // then a tenth.
+        for (n, describe) in [
+            (
+                1,
+                Box::new(|i: usize| {
+                    format!("Does thing {}.", i + usize::from(i.is_multiple_of(10)))
+                }) as Box<dyn Fn(usize) -> String>,
+            ),
+            (2, Box::new(|i: usize| format!("Does another thing {i}."))),
+            (
+                3,
+                Box::new(|i: usize| match i % 10 {
+                    0 => format!("Does another thing {i}."),
+                    _ => format!("Does a third thing {i}."),
+                }),
+            ),
+        ] {
+            let text = capture(200, describe);
+            assert_eq!(read(text.clone(), true), read(text, false), "inventory {n}");
+        }
+    }
+
     #[test]
     fn a_damaged_or_foreign_index_is_refused() {
         let (files, inv) = sample();

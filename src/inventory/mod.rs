@@ -359,6 +359,7 @@ pub fn read_files<B: Into<Input>>(
             behind: Default::default(),
             canonical: Default::default(),
             earlier: earlier.take(),
+            known: Default::default(),
         };
         let servers = parse_source(&file, &bytes, opts, &src)?;
         earlier = src.earlier;
@@ -476,7 +477,8 @@ fn read_shell(
                         return Ok(());
                     };
                     let start = r.offset();
-                    let digested = match &src.earlier {
+                    let earlier = src.earlier();
+                    let digested = match earlier {
                         None => digest_tool(r, &mut src.canonical.borrow_mut())?,
                         // Stepped over; known by its text below.
                         Some(_) => {
@@ -487,13 +489,17 @@ fn read_shell(
                     let end = r.offset();
                     let text = &(**bytes).as_ref()[start..end];
                     let hash = crate::git::cachefile::Namer::of(text);
-                    let digested = match &src.earlier {
+                    let digested = match earlier {
                         None => digested,
-                        Some(earlier) => Some(match earlier.get(&hash) {
-                            Some(known) => known,
-                            None => digest_alone(text, &mut src.canonical.borrow_mut())
-                                .ok_or(Fail::Retry)?,
-                        }),
+                        Some(earlier) => {
+                            let known = earlier.get(&hash);
+                            src.knew(known.is_some());
+                            Some(match known {
+                                Some(known) => known,
+                                None => digest_alone(text, &mut src.canonical.borrow_mut())
+                                    .ok_or(Fail::Retry)?,
+                            })
+                        }
                     };
                     let (mut tool, collisions) = match digested {
                         Some((name, descriptor)) => {
@@ -572,6 +578,28 @@ struct Source {
     /// What an earlier reading found of each tool's text, by its hash
     /// (with `keep_only_digests` only).
     earlier: Option<index::Earlier>,
+    /// Tools it knew and did not know so far (see [`Source::earlier`]).
+    known: std::cell::Cell<(usize, usize)>,
+}
+
+impl Source {
+    /// The earlier reading, while it knows enough of the tools to save
+    /// time: a tool it does not know is stepped over and read twice, so
+    /// once 64 tools were read and fewer than a third were known (another
+    /// inventory's index), the rest are read as without one.
+    fn earlier(&self) -> Option<&index::Earlier> {
+        let (hits, misses) = self.known.get();
+        self.earlier
+            .as_ref()
+            .filter(|_| hits + misses < 64 || hits * 2 >= misses)
+    }
+
+    /// Counts a tool the earlier reading knew (or did not).
+    fn knew(&self, hit: bool) {
+        let (hits, misses) = self.known.get();
+        self.known
+            .set((hits + usize::from(hit), misses + usize::from(!hit)));
+    }
 }
 
 /// Parses one inventory file's bytes, detecting its format from content.
@@ -589,6 +617,7 @@ pub fn parse_file(
             behind: Default::default(),
             canonical: Default::default(),
             earlier: None,
+            known: Default::default(),
         },
     )
 }
@@ -609,6 +638,7 @@ fn parse_source(
                 behind: Default::default(),
                 canonical: Default::default(),
                 earlier: None,
+                known: Default::default(),
             };
             parse_once(path, bytes, opts, &alone).map_err(|f| f.into_input(path))
         }
