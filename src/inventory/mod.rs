@@ -654,18 +654,17 @@ fn parse_once(
     opts: &ReadOptions,
     src: &Source,
 ) -> Result<Vec<Server>, Fail> {
-    let json_err = |e: json::ParseError| InputError::new(path, None, format!("invalid JSON: {e}"));
     // Validated whole (an inventory is small next to its lock, and
     // reading it twice cost more than holding it); given back behind the
     // reader as the tools are digested.
-    let mut r = json::Reader::new(bytes, json::MAX_DEPTH).map_err(json_err)?;
+    let mut r = json::Reader::new(bytes, json::MAX_DEPTH)?;
     if r.at_end() {
-        return Err(json_err(r.error("empty input: expected a JSON value")).into());
+        return Err(r.error("empty input: expected a JSON value").into());
     }
     let mut shells = Vec::new();
     loop {
         if r.peek() != Some(b'{') {
-            let v = r.value().map_err(json_err)?;
+            let v = r.value()?;
             let what = if shells.is_empty() {
                 format!("top level is {}, expected an object (a capture, {{\"servers\": [...]}}, {{\"tools\": [...]}} or a JSON-RPC response)", v.kind())
             } else {
