@@ -840,14 +840,18 @@ mod tests {
         assert!(spoke > 20, "the corpus has findings to keep ({spoke})");
     }
 
-    /// Read with each tool's text kept (as `scan` reads), from the corpus.
+    /// Read with each tool's text kept and named (as `scan` reads), from
+    /// the corpus.
     fn with_texts(file: &str) -> Inventory {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/corpus")
             .join(file);
+        // With an index kept, as `scan` reads in a repository.
+        let dir = tempfile::tempdir().expect("a temporary directory");
         let opts = crate::inventory::ReadOptions {
             max_size: 1 << 30,
             digests_only: true,
+            index_dir: Some(dir.path().to_path_buf()),
             ..Default::default()
         };
         let bytes = std::fs::read(&path).expect("the corpus");

@@ -272,8 +272,11 @@ mod tests {
             files.push((path, bytes));
         }
         files.sort_by(|a, b| a.0.cmp(&b.0));
+        // With an index kept, so that each tool's text is named.
+        let dir = tempfile::tempdir().expect("a temporary directory");
         let opts = ReadOptions {
             digests_only: true,
+            index_dir: Some(dir.path().to_path_buf()),
             ..ReadOptions::default()
         };
         let inv = read_files(
@@ -394,14 +397,17 @@ mod tests {
     }
 
     /// Whether an earlier index knows most tools, few, or none, a read
-    /// with it gives what a read without any gives.
+    /// with it gives what a read without any (in a directory with no
+    /// index yet) gives.
     #[test]
     fn a_read_with_an_earlier_index_is_a_read_without_one() {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let read = |bytes: Vec<u8>, index: bool| {
+        let read = |bytes: Vec<u8>, earlier: bool| {
+            let fresh = tempfile::tempdir().expect("a temporary directory");
+            let index = if earlier { dir.path() } else { fresh.path() };
             let opts = ReadOptions {
                 digests_only: true,
-                index_dir: index.then(|| dir.path().to_path_buf()),
+                index_dir: Some(index.to_path_buf()),
                 ..ReadOptions::default()
             };
             let inv = read_files(vec![(PathBuf::from("inv.json"), bytes)], &opts).expect("reads");

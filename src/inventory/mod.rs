@@ -85,7 +85,8 @@ pub struct Tool {
     /// Where to rebuild the fields from, when they were dropped.
     pub lazy: Lazy,
     /// The BLAKE3 hash of that text, when it was read with
-    /// [`ReadOptions::digests_only`]: what an earlier reading of the same
+    /// [`ReadOptions::digests_only`] and an index
+    /// ([`ReadOptions::index_dir`]): what an earlier reading of the same
     /// text ([`index::Earlier`]) and the detectors' memo
     /// ([`crate::detect::memo`]) know it by.
     pub text: Option<crate::canon::Digest>,
@@ -360,6 +361,7 @@ pub fn read_files<B: Into<Input>>(
             canonical: Default::default(),
             earlier: earlier.take(),
             known: Default::default(),
+            name_texts: index.is_some(),
         };
         let servers = parse_source(&file, &bytes, opts, &src)?;
         earlier = src.earlier;
@@ -488,11 +490,13 @@ fn read_shell(
                     };
                     let end = r.offset();
                     let text = &(**bytes).as_ref()[start..end];
-                    let hash = crate::git::cachefile::Namer::of(text);
+                    let hash = src
+                        .name_texts
+                        .then(|| crate::git::cachefile::Namer::of(text));
                     let digested = match earlier {
                         None => digested,
                         Some(earlier) => {
-                            let known = earlier.get(&hash);
+                            let known = hash.as_ref().and_then(|h| earlier.get(h));
                             src.knew(known.is_some());
                             Some(match known {
                                 Some(known) => known,
@@ -520,7 +524,7 @@ fn read_shell(
                     };
                     tool.descriptor.fields = Object::new();
                     tool.lazy = Lazy(Some((bytes.clone(), start..end)));
-                    tool.text = Some(hash);
+                    tool.text = hash;
                     src.behind.borrow_mut().advance(&**bytes, start);
                     list.push((tool, collisions));
                     Ok(())
@@ -580,6 +584,9 @@ struct Source {
     earlier: Option<index::Earlier>,
     /// Tools it knew and did not know so far (see [`Source::earlier`]).
     known: std::cell::Cell<(usize, usize)>,
+    /// Whether each tool's text is hashed ([`Tool::text`]): only for an
+    /// inventory whose index is kept, the only one that needs it.
+    name_texts: bool,
 }
 
 impl Source {
@@ -618,6 +625,7 @@ pub fn parse_file(
             canonical: Default::default(),
             earlier: None,
             known: Default::default(),
+            name_texts: false,
         },
     )
 }
@@ -639,6 +647,7 @@ fn parse_source(
                 canonical: Default::default(),
                 earlier: None,
                 known: Default::default(),
+                name_texts: src.name_texts,
             };
             parse_once(path, bytes, opts, &alone).map_err(|f| f.into_input(path))
         }
