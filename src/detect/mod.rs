@@ -148,8 +148,10 @@ struct Found {
 enum Known<'a> {
     /// Nothing.
     Nothing,
-    /// What the memo remembered of it.
-    Remembered(&'a memo::Remembered),
+    /// What the memo remembered of it, and whether that is to be carried
+    /// into this inventory's memo (it is an earlier inventory's; this
+    /// inventory's own memo is kept as it is).
+    Remembered(&'a memo::Remembered, bool),
     /// Every finding that does not depend on anything else is in hand.
     Settled,
 }
@@ -275,8 +277,12 @@ pub fn run_with(
     // Nothing new to remember of this inventory's own memo without a lock.
     let learned = match (remembered, lock) {
         (Some(_), None) if !earlier => None,
-        (_, lock) => Some(memo::Memo {
-            servers: fresh.servers,
+        (remembered, lock) => Some(memo::Memo {
+            // This inventory's own memo, or what was learned and carried.
+            servers: match remembered {
+                Some(own) if !earlier => own,
+                _ => fresh.servers,
+            },
             settled: lock.map(|lock| memo::Settled {
                 lock: lock.to_string(),
                 findings: found.settled.clone(),
@@ -349,7 +355,8 @@ fn in_parallel<T: Send, F: FnOnce() -> T + Send>(jobs: Vec<F>, cores: usize) -> 
 
 /// The per-server and per-tool findings of `servers`, in order, with
 /// what to remember of each server and tool (nothing when `settled` says
-/// that only what depends on more is wanted). `memo` is what is
+/// that only what depends on more is wanted, or when `memo` is this
+/// inventory's own). `memo` is what is
 /// remembered of them: of this inventory, or of an `earlier` one with the
 /// same names, whose tools serve only where the text is the same.
 fn per_server<'m>(
@@ -364,7 +371,7 @@ fn per_server<'m>(
     let mut learned = Vec::new();
     let known = |r: Option<&'m memo::Remembered>| match (settled, r) {
         (true, _) => Known::Settled,
-        (false, Some(r)) => Known::Remembered(r),
+        (false, Some(r)) => Known::Remembered(r, earlier),
         (false, None) => Known::Nothing,
     };
     for (i, server) in servers.iter().enumerate() {
@@ -422,8 +429,8 @@ fn per_server<'m>(
 /// Runs the detectors on one subject (a server's own fields, or a tool)
 /// into `found`, taking from `known` what is in hand of it. `read` gives
 /// what the detectors read (a tool's tree), only when some detector has to
-/// run. Returns what to remember of it (`None` when the settled findings
-/// are in hand).
+/// run. Returns what to remember of it: `None` when the settled findings
+/// are in hand, or when it is remembered with this inventory already.
 fn subject<T>(
     detectors: &[Box<dyn Detector>],
     level: Level,
@@ -436,11 +443,11 @@ fn subject<T>(
         (Depends::Nothing, _) => false,
         (Depends::Anything, _) | (_, Known::Nothing) => true,
         (_, Known::Settled) => false,
-        (Depends::InventoryToReport, Known::Remembered(k)) => !k.quiet,
-        (Depends::Inventory, Known::Remembered(_)) => false,
-        (Depends::InventoryAndLock, Known::Remembered(_)) => true,
+        (Depends::InventoryToReport, Known::Remembered(k, _)) => !k.quiet,
+        (Depends::Inventory, Known::Remembered(..)) => false,
+        (Depends::InventoryAndLock, Known::Remembered(..)) => true,
     };
-    if let Known::Remembered(k) = known {
+    if let Known::Remembered(k, _) = known {
         found.settled.extend(k.pure.iter().cloned());
     }
     let mut r = memo::Remembered {
@@ -466,7 +473,7 @@ fn subject<T>(
     }
     match known {
         Known::Settled => None,
-        Known::Remembered(k) => Some(k.clone()),
+        Known::Remembered(k, carried) => carried.then(|| k.clone()),
         Known::Nothing => {
             found.settled.extend(r.pure.iter().cloned());
             Some(r)
