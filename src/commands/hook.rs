@@ -373,11 +373,7 @@ impl Check<'_> {
         };
         // Both were read keeping digests only: rebuild the entries that
         // differ, whose fields are named.
-        let drifted: Vec<(String, Option<String>)> = compare::pairs(&inventory, &lock)
-            .into_iter()
-            .filter(|p| matches!((p.entry, p.seen), (Some(e), Some(d)) if e.descriptor.digest != d.digest))
-            .map(|p| (p.server.to_string(), p.tool.map(str::to_string)))
-            .collect();
+        let drifted = compare::drifted(&compare::pairs(&inventory, &lock));
         lock.materialize(&drifted).map_err(|e| {
             crate::lock::store::lock_error(Path::new(&format!("{}:{lock_name}", short(tip))), e)
         })?;

@@ -69,21 +69,17 @@ pub fn findings(
     let selection = Selection::new(keys);
     let pairs = compare::pairs(&inventory, &lock);
     selection.check(&pairs)?;
-    let mut servers: Vec<String> = pairs
-        .iter()
-        .filter(|p| selection.matches(p.server, p.tool))
-        .map(|p| p.server.to_string())
-        .collect();
-    servers.dedup();
+    // The pairs come by server: one name per server, not per tool.
+    let mut servers: Vec<String> = Vec::new();
+    for p in pairs.iter().filter(|p| selection.matches(p.server, p.tool)) {
+        if servers.last().map(String::as_str) != Some(p.server) {
+            servers.push(p.server.to_string());
+        }
+    }
     // Both were read keeping digests only; rebuild the descriptors of the
-    // entries that differ, the only ones whose fields are compared.
-    let drifted: Vec<(String, Option<String>)> = pairs
-        .into_iter()
-        .filter(
-            |p| matches!((p.entry, p.seen), (Some(e), Some(d)) if e.descriptor.digest != d.digest),
-        )
-        .map(|p| (p.server.to_string(), p.tool.map(str::to_string)))
-        .collect();
+    // entries that differ.
+    let drifted = compare::drifted(&pairs);
+    drop(pairs);
     lock.materialize(&drifted)
         .map_err(|e| crate::lock::store::lock_error(&env.lock_path().unwrap_or_default(), e))?;
     let tools: Vec<(String, String)> = drifted

@@ -55,6 +55,21 @@ pub fn pairs<'a>(inv: &'a Inventory, lock: &'a Lock) -> Vec<Pair<'a>> {
     out
 }
 
+/// The subjects of `pairs` whose lock entry and inventory descriptor
+/// differ: after a read that kept digests only, the only ones whose
+/// fields are compared, so the only ones to rebuild. (Collected from a
+/// borrow: collecting in place from the pairs would keep their whole
+/// allocation, 100,000 pairs at 2000x50, for a few names.)
+pub fn drifted(pairs: &[Pair<'_>]) -> Vec<(String, Option<String>)> {
+    pairs
+        .iter()
+        .filter(
+            |p| matches!((p.entry, p.seen), (Some(e), Some(d)) if e.descriptor.digest != d.digest),
+        )
+        .map(|p| (p.server.to_string(), p.tool.map(str::to_string)))
+        .collect()
+}
+
 /// Every key of two maps' entries (each sorted by key) once, in order,
 /// with its value on either side: one pass over both, no look-ups.
 fn joined<'a, A: 'a, B: 'a>(
