@@ -33,8 +33,12 @@ fn main() -> ExitCode {
     let stderr = std::io::stderr();
     // Buffered: a status of 100,000 entries is one write, not 100,000.
     let mut out = std::io::BufWriter::new(Unpiped::new(stdout.lock()));
+    // Cache files are written while the run goes on, and waited for
+    // before it exits.
+    let later = git_kams::git::cachefile::Later::begin();
     let code = git_kams::run(cli, &mut out, &mut Unpiped::new(stderr.lock()));
     let _ = std::io::Write::flush(&mut out);
+    drop(later);
     ExitCode::from(code)
 }
 
