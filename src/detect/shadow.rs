@@ -669,15 +669,31 @@ fn quick_key(b: &[u8]) -> usize {
 /// Lowercase, every run of characters other than letters and digits as
 /// one `_`, as MCP clients build qualified names from server names.
 fn norm(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() {
+    // One string, no second copy to trim: a separator is never written
+    // first or twice, and one written last is taken back. ASCII, most
+    // names, needs no case tables. (Names::new normalises every tool
+    // name of the inventory.)
+    let mut out = String::with_capacity(s.len());
+    let mut push = |c: char, alphanumeric: bool| {
+        if alphanumeric {
             out.push(c);
-        } else if !out.ends_with('_') {
+        } else if !out.is_empty() && !out.ends_with('_') {
             out.push('_');
         }
+    };
+    for c in s.chars() {
+        if c.is_ascii() {
+            push(c.to_ascii_lowercase(), c.is_ascii_alphanumeric());
+        } else {
+            for c in c.to_lowercase() {
+                push(c, c.is_alphanumeric());
+            }
+        }
     }
-    out.trim_matches('_').to_string()
+    if out.ends_with('_') {
+        out.pop();
+    }
+    out
 }
 
 /// The rest of a client-qualified tool name (`mcp_x_y`, `mcp__x__y`),
@@ -1080,6 +1096,21 @@ mod tests {
             failure_persistence: None,
             ..proptest::test_runner::Config::default()
         })]
+
+        /// `norm` is its definition: lowercase, every run of
+        /// characters that are not alphanumeric one `_`, none at the ends.
+        #[test]
+        fn norm_lowercases_and_joins_with_one_underscore(s in "[a-zA-Z0-9 _./-]{0,12}|\\PC{0,8}|[İΣσẞé_ -]{0,6}") {
+            let mut plain = String::new();
+            for c in s.chars().flat_map(char::to_lowercase) {
+                if c.is_alphanumeric() {
+                    plain.push(c);
+                } else if !plain.ends_with('_') {
+                    plain.push('_');
+                }
+            }
+            proptest::prop_assert_eq!(norm(&s), plain.trim_matches('_'));
+        }
 
         /// The byte-wise look finds a mention exactly where the careful
         /// reading finds one: the text is made of the tools' own
