@@ -507,6 +507,12 @@ impl<'a> In<'a> {
         }
         FieldDigests::from_numbered(items)
     }
+    /// Steps over what [`In::field_digests`] reads, checking only that
+    /// it is there.
+    pub fn skip_field_digests(&mut self) -> Option<()> {
+        let n = self.count()?;
+        self.take(n.checked_mul(33)?).map(drop)
+    }
     /// An object id.
     pub fn id(&mut self) -> Option<ObjectId> {
         ObjectId::try_from(self.take(self.id_len)?).ok()
