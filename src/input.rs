@@ -74,10 +74,15 @@ impl Behind {
     /// Releases `bytes` from where the last release stopped up to `to`,
     /// in steps of 2 MiB (a system call per tool cost more than it saved).
     pub fn advance(&mut self, bytes: &dyn Bytes, to: usize) {
+        self.advance_with(&|range| bytes.release(range), to);
+    }
+
+    /// [`Behind::advance`], giving each range to `release`.
+    pub fn advance_with(&mut self, release: &dyn Fn(Range<usize>), to: usize) {
         const STEP: usize = 2 << 20;
         let to = to / STEP * STEP;
         if to > self.upto {
-            bytes.release(self.upto..to);
+            release(self.upto..to);
             self.upto = to;
         }
     }

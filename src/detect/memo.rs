@@ -119,7 +119,8 @@ pub fn load(
     inventory: &Inventory,
     lock: Option<&str>,
 ) -> Option<Memo> {
-    decode(&INDEX.read(common_dir, &key.hex())?, key, inventory, lock)
+    let bytes = INDEX.read(common_dir, &key.hex())?;
+    decode_named(&bytes, &key.hex(), inventory, lock, &|r| bytes.release(r))
 }
 
 /// The newest memo of another inventory whose servers and tools have the
@@ -134,7 +135,7 @@ pub fn load_earlier(common_dir: &Path, key: &Digest, inventory: &Inventory) -> O
         .filter(|name| *name != own)
         .find_map(|name| {
             let bytes = INDEX.read(common_dir, &name)?;
-            let memo = decode_named(&bytes, &name, inventory, None)?;
+            let memo = decode_named(&bytes, &name, inventory, None, &|r| bytes.release(r))?;
             Some(Memo {
                 settled: None,
                 earlier: true,
@@ -235,18 +236,17 @@ fn take_findings(r: &mut In<'_>) -> Option<Vec<Finding>> {
     })
 }
 
-fn decode(bytes: &[u8], key: &Digest, inventory: &Inventory, lock: Option<&str>) -> Option<Memo> {
-    decode_named(bytes, &key.hex(), inventory, lock)
-}
-
-/// [`decode`] of the file named `name`.
+/// The memo of `inventory` in `bytes`, the file named `name`, its pages
+/// given to `release` as they are read (see [`cachefile::Giving`]); with
+/// the settled findings of `lock`, only those.
 fn decode_named(
     bytes: &[u8],
     name: &str,
     inventory: &Inventory,
     lock: Option<&str>,
+    release: &dyn Fn(std::ops::Range<usize>),
 ) -> Option<Memo> {
-    let mut r = INDEX.open(bytes, name)?;
+    let (mut r, mut giving) = INDEX.open_giving(bytes, name, release)?;
     let settled = match r.bool()? {
         false => None,
         true => Some(Settled {
@@ -278,6 +278,7 @@ fn decode_named(
     }
     let mut servers = Vec::with_capacity(inventory.servers.len());
     for server in inventory.servers.values() {
+        giving.behind(&r);
         if r.str()? != server.name {
             return None;
         }
@@ -305,6 +306,16 @@ fn decode_named(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The memo of `inventory` in `bytes`, named by `key`.
+    fn decode(
+        bytes: &[u8],
+        key: &Digest,
+        inventory: &Inventory,
+        lock: Option<&str>,
+    ) -> Option<Memo> {
+        decode_named(bytes, &key.hex(), inventory, lock, &cachefile::keep)
+    }
 
     fn sample() -> (Inventory, Memo) {
         let inv = super::super::squat::tests::inventory(&[("a", &["t1", "t2"]), ("b", &["u"])]);

@@ -9,6 +9,7 @@
 //! memo ([`crate::detect::memo`]) are such files.
 
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 
 use gix::ObjectId;
@@ -31,8 +32,44 @@ pub fn seal(mut body: Vec<u8>) -> Vec<u8> {
 
 /// The body of a sealed file, `None` when the seal does not match.
 pub fn unseal(bytes: &[u8]) -> Option<&[u8]> {
+    unseal_giving(bytes, &keep)
+}
+
+/// [`unseal`], hashing a few MiB at a time and giving each range hashed
+/// to `release` (see [`Giving`]).
+fn unseal_giving<'a>(bytes: &'a [u8], release: &dyn Fn(Range<usize>)) -> Option<&'a [u8]> {
+    const STEP: usize = 2 << 20;
     let body = bytes.get(..bytes.len().checked_sub(32)?)?;
-    (blake3::hash(body).as_bytes() == &bytes[body.len()..]).then_some(body)
+    let mut sum = blake3::Hasher::new();
+    for (i, chunk) in body.chunks(STEP).enumerate() {
+        sum.update(chunk);
+        release(i * STEP..i * STEP + chunk.len());
+    }
+    (sum.finalize().as_bytes() == &bytes[body.len()..]).then_some(body)
+}
+
+/// A release that keeps everything: for bytes that are not a mapped file
+/// (see [`Named::open_giving`]).
+pub fn keep(_: Range<usize>) {}
+
+/// Gives a mapped cache file's pages back to the system while it is
+/// decoded: the seal is checked a few MiB at a time, each range released
+/// once hashed, and the decoder calls [`Giving::behind`] as it moves on,
+/// so that a 25 MB index is never resident whole next to what is built
+/// from it (the 2000x50 lock and inventory indexes are decoded at once,
+/// on two threads). Pages read again come back from the page cache.
+pub struct Giving<'a> {
+    start: usize,
+    release: &'a dyn Fn(Range<usize>),
+    behind: crate::input::Behind,
+}
+
+impl Giving<'_> {
+    /// Releases what `r` has read, in steps of a few MiB.
+    pub fn behind(&mut self, r: &In<'_>) {
+        let at = r.rest.as_ptr() as usize - self.start;
+        self.behind.advance_with(self.release, at);
+    }
 }
 
 /// Names a file's content: BLAKE3, a cryptographic hash (an index named
@@ -185,12 +222,28 @@ impl Named {
     /// A reader of the body of `bytes`, when they are a sealed file of
     /// this kind and layout, by this release, named `name`.
     pub fn open<'a>(&self, bytes: &'a [u8], name: &str) -> Option<In<'a>> {
+        self.open_giving(bytes, name, &keep).map(|(r, _)| r)
+    }
+
+    /// [`Named::open`], giving `bytes`' ranges to `release` as they are
+    /// checked and then read (see [`Giving`]); [`keep`] releases nothing.
+    pub fn open_giving<'a>(
+        &self,
+        bytes: &'a [u8],
+        name: &str,
+        release: &'a dyn Fn(Range<usize>),
+    ) -> Option<(In<'a>, Giving<'a>)> {
         let mut r = In {
-            rest: unseal(bytes)?.strip_prefix(self.magic)?,
+            rest: unseal_giving(bytes, release)?.strip_prefix(self.magic)?,
             id_len: 0,
         };
+        let giving = Giving {
+            start: bytes.as_ptr() as usize,
+            release,
+            behind: Default::default(),
+        };
         (r.bytes()? == env!("CARGO_PKG_VERSION").as_bytes() && r.bytes()? == name.as_bytes())
-            .then_some(r)
+            .then_some((r, giving))
     }
 
     /// The bytes of the file named `name`, if there is one to read.
@@ -541,6 +594,44 @@ mod tests {
             bad[n] ^= 1;
             assert_eq!(unseal(&bad), None);
         }
+    }
+
+    #[test]
+    fn a_file_given_back_as_it_is_read_reads_the_same() {
+        const NAMED: Named = Named {
+            prefix: "test-",
+            magic: b"kams-tst\0\0\0\x01",
+            keep: 1,
+        };
+        // Three 2 MiB steps and a bit, in entries of 1000 bytes.
+        let mut out = NAMED.begin("n", 0);
+        let entries = (6 << 20) / 1000 + 7;
+        out.u32(entries);
+        for i in 0..entries {
+            out.bytes(&[(i % 251) as u8; 996]);
+        }
+        let sealed = seal(out.0);
+        let given = std::cell::RefCell::new(Vec::new());
+        let release = |r: Range<usize>| given.borrow_mut().push(r);
+        let (mut r, mut giving) = NAMED.open_giving(&sealed, "n", &release).expect("opens");
+        // The seal was checked a step at a time, each range given once.
+        let body = sealed.len() - 32;
+        let checked: Vec<Range<usize>> = given.borrow_mut().drain(..).collect();
+        assert_eq!(checked.first().map(|r| r.start), Some(0));
+        assert!(checked.windows(2).all(|w| w[0].end == w[1].start));
+        assert_eq!(checked.last().map(|r| r.end), Some(body));
+        // Then behind the reader, in whole steps, what it read and no more.
+        for i in 0..r.count().expect("a count") {
+            giving.behind(&r);
+            assert_eq!(r.bytes(), Some(&[(i % 251) as u8; 996][..]));
+        }
+        let behind: Vec<Range<usize>> = given.borrow().clone();
+        assert_eq!(behind, vec![0..2 << 20, 2 << 20..4 << 20, 4 << 20..6 << 20]);
+        assert!(r.rest.is_empty());
+        // A flipped byte is still a broken seal.
+        let mut bad = sealed.clone();
+        bad[5 << 20] ^= 1;
+        assert!(NAMED.open_giving(&bad, "n", &keep).is_none());
     }
 
     #[test]

@@ -59,7 +59,8 @@ pub fn key(
 /// The inventory `key` names, its tools' spans in `files` (the same files
 /// the key was made of); `None` when there is no usable index.
 pub fn load(common_dir: &Path, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inventory> {
-    decode(&INDEX.read(common_dir, &key.hex())?, key, files)
+    let bytes = INDEX.read(common_dir, &key.hex())?;
+    decode(&bytes, key, files, &|range| bytes.release(range))
 }
 
 /// Writes the index of `inventory` (read with digests only from `files`)
@@ -174,6 +175,8 @@ fn take_place<'a>(r: &mut In<'a>) -> Option<(&'a str, std::ops::Range<usize>, Op
 pub struct Earlier {
     bytes: crate::input::Input,
     at: std::collections::HashMap<Digest, usize>,
+    /// What of `bytes` was given back behind the look-ups.
+    behind: std::cell::RefCell<crate::input::Behind>,
 }
 
 impl Earlier {
@@ -182,15 +185,24 @@ impl Earlier {
         let own = key.hex();
         let name = INDEX.newest(common_dir).into_iter().find(|n| *n != own)?;
         let bytes = INDEX.read(common_dir, &name)?;
-        let at = Earlier::entries(&bytes, &name)?;
-        Some(Earlier { bytes, at })
+        let at = Earlier::entries(&bytes, &name, &|range| bytes.release(range))?;
+        Some(Earlier {
+            bytes,
+            at,
+            behind: Default::default(),
+        })
     }
 
     /// Where each tool's entry starts in `bytes`, by its text's hash.
-    fn entries(bytes: &[u8], name: &str) -> Option<std::collections::HashMap<Digest, usize>> {
-        let mut r = INDEX.open(bytes, name)?;
+    fn entries(
+        bytes: &[u8],
+        name: &str,
+        release: &dyn Fn(std::ops::Range<usize>),
+    ) -> Option<std::collections::HashMap<Digest, usize>> {
+        let (mut r, mut giving) = INDEX.open_giving(bytes, name, release)?;
         let mut at = std::collections::HashMap::new();
         for _ in 0..r.count()? {
+            giving.behind(&r);
             let (.., ambiguities) = take_head(&mut r)?;
             for _ in 0..r.count()? {
                 // Stepped over without copying: only the offset and the
@@ -210,6 +222,11 @@ impl Earlier {
     /// The name and digests of the tool whose text has the hash `text`.
     pub fn get(&self, text: &Digest) -> Option<(String, Descriptor)> {
         let start = *self.at.get(text)?;
+        // Asked in about the order written (an inventory captured again):
+        // what lies well behind goes back to the system.
+        self.behind
+            .borrow_mut()
+            .advance_with(&|range| self.bytes.release(range), start);
         let mut r = In {
             rest: self.bytes.get(start..)?,
             id_len: 0,
@@ -218,9 +235,17 @@ impl Earlier {
     }
 }
 
-fn decode(bytes: &[u8], key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inventory> {
-    let mut r = INDEX.open(bytes, &key.hex())?;
+/// The inventory `bytes` describe, their pages given to `release` as they
+/// are read (see [`cachefile::Giving`]).
+fn decode(
+    bytes: &[u8],
+    key: &Digest,
+    files: &[(PathBuf, Shared)],
+    release: &dyn Fn(std::ops::Range<usize>),
+) -> Option<Inventory> {
+    let (mut r, mut giving) = INDEX.open_giving(bytes, &key.hex(), release)?;
     let servers = r.list(|r| {
+        giving.behind(r);
         let (name, file, pointer, descriptor, launch, ambiguities) = take_head(r)?;
         let (path, text) = files.get(file)?;
         let len = (**text).as_ref().len();
@@ -260,6 +285,11 @@ fn decode(bytes: &[u8], key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inv
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The inventory `bytes` describe, nothing released.
+    fn decode(bytes: &[u8], key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inventory> {
+        super::decode(bytes, key, files, &cachefile::keep)
+    }
     use crate::inventory::{read_files, ReadOptions};
     use std::sync::Arc;
 

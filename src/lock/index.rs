@@ -63,7 +63,8 @@ impl Key {
 /// demand; `None` when there is no usable index. Without `text`, entries
 /// cannot be materialised: for callers that need digests only.
 pub fn load(common_dir: &Path, key: &Key, text: Option<Shared>) -> Option<Lock> {
-    decode(&INDEX.read(common_dir, &key.name())?, key, text)
+    let bytes = INDEX.read(common_dir, &key.name())?;
+    decode(&bytes, key, text, &|range| bytes.release(range))
 }
 
 /// Writes the index of `lock` (as read, with its spans) for `key` (see
@@ -129,11 +130,19 @@ fn put_entry(out: &mut Out, e: &Entry) -> Option<()> {
     Some(())
 }
 
-fn decode(bytes: &[u8], key: &Key, text: Option<Shared>) -> Option<Lock> {
-    let mut r = INDEX.open(bytes, &key.name())?;
+/// The lock `bytes` describe, its pages given to `release` as they are
+/// read (see [`cachefile::Giving`]).
+fn decode(
+    bytes: &[u8],
+    key: &Key,
+    text: Option<Shared>,
+    release: &dyn Fn(std::ops::Range<usize>),
+) -> Option<Lock> {
+    let (mut r, mut giving) = INDEX.open_giving(bytes, &key.name(), release)?;
     let len = text.as_ref().map(|t| (**t).as_ref().len());
     let mut last = None;
     let servers = sorted(r.list(|r| {
+        giving.behind(r);
         let name = r.str()?.to_string();
         let mut server = LockServer::default();
         if r.bool()? {
@@ -212,6 +221,11 @@ fn take_entry(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lock `bytes` describe, nothing released.
+    fn decode(bytes: &[u8], key: &Key, text: Option<Shared>) -> Option<Lock> {
+        super::decode(bytes, key, text, &cachefile::keep)
+    }
 
     fn sample() -> (Shared, Lock) {
         let text = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/kams.lock"))
