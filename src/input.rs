@@ -71,6 +71,12 @@ pub struct Behind {
 }
 
 impl Behind {
+    /// One that has given back nothing and starts from `upto`: ranges
+    /// before it are another reader's.
+    pub fn at(upto: usize) -> Behind {
+        Behind { upto }
+    }
+
     /// Releases `bytes` from where the last release stopped up to `to`,
     /// in steps of 2 MiB (a system call per tool cost more than it saved).
     pub fn advance(&mut self, bytes: &dyn Bytes, to: usize) {

@@ -205,6 +205,7 @@ impl Env {
             max_size,
             digests_only,
             index_dir: None,
+            free_core: None,
         };
         Ok((self.inventory_paths(), opts))
     }
@@ -251,6 +252,10 @@ impl Env {
         let lock_size = lock_file
             .as_ref()
             .map_or(u64::MAX, |p| std::fs::metadata(p).map_or(0, |m| m.len()));
+        let free_core = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if inventory_size.min(lock_size) >= READ_IN_THREADS_FROM {
+            opts.free_core = Some(free_core.clone());
+        }
         let reading_inventory = || match inventory_files {
             Some(files) => inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}")),
             None => read_inventory(&paths, &opts),
@@ -264,6 +269,8 @@ impl Env {
             std::thread::scope(|s| {
                 let reader = s.spawn(reading_inventory);
                 let lock = reading_lock();
+                // This core is free now for a second inventory reader.
+                free_core.store(true, std::sync::atomic::Ordering::Release);
                 (
                     reader.join().expect("the inventory reader does not panic"),
                     lock,

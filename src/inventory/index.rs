@@ -175,8 +175,6 @@ fn take_place<'a>(r: &mut In<'a>) -> Option<(&'a str, std::ops::Range<usize>, Op
 pub struct Earlier {
     bytes: crate::input::Input,
     at: std::collections::HashMap<Digest, usize>,
-    /// What of `bytes` was given back behind the look-ups.
-    behind: std::cell::RefCell<crate::input::Behind>,
 }
 
 impl Earlier {
@@ -186,11 +184,7 @@ impl Earlier {
         let name = INDEX.newest(common_dir).into_iter().find(|n| *n != own)?;
         let bytes = INDEX.read(common_dir, &name)?;
         let at = Earlier::entries(&bytes, &name, &|range| bytes.release(range))?;
-        Some(Earlier {
-            bytes,
-            at,
-            behind: Default::default(),
-        })
+        Some(Earlier { bytes, at })
     }
 
     /// Where each tool's entry starts in `bytes`, by its text's hash.
@@ -220,12 +214,17 @@ impl Earlier {
     }
 
     /// The name and digests of the tool whose text has the hash `text`.
-    pub fn get(&self, text: &Digest) -> Option<(String, Descriptor)> {
+    /// Asked in about the order written (an inventory captured again),
+    /// it gives back what lies well behind the first look-up a reader
+    /// made, as `behind` records (each reader has its own).
+    pub fn get(
+        &self,
+        text: &Digest,
+        behind: &mut Option<crate::input::Behind>,
+    ) -> Option<(String, Descriptor)> {
         let start = *self.at.get(text)?;
-        // Asked in about the order written (an inventory captured again):
-        // what lies well behind goes back to the system.
-        self.behind
-            .borrow_mut()
+        behind
+            .get_or_insert_with(|| crate::input::Behind::at(start))
             .advance_with(&|range| self.bytes.release(range), start);
         let mut r = In {
             rest: self.bytes.get(start..)?,
@@ -405,7 +404,7 @@ mod tests {
                     .ambiguities
                     .iter()
                     .any(|a| a.tool.as_ref() == Some(&t.name));
-                match earlier.get(&text) {
+                match earlier.get(&text, &mut None) {
                     Some((name, descriptor)) => {
                         assert!(plain, "{}", t.name);
                         assert_eq!((name, descriptor), (t.name.clone(), t.descriptor.clone()));
@@ -419,7 +418,7 @@ mod tests {
             }
         }
         assert!(served > 5 && refused > 0, "{served} {refused}");
-        assert!(earlier.get(&Digest::of(b"no tool")).is_none());
+        assert!(earlier.get(&Digest::of(b"no tool"), &mut None).is_none());
     }
 
     /// A capture of `tools` tools, the description of tool `i` given by
@@ -434,6 +433,145 @@ mod tests {
             })
             .collect();
         format!(r#"{{"server": "s", "tools": [{}]}}"#, tools.join(",\n")).into_bytes()
+    }
+
+    /// A multi-server inventory of `n` servers of twelve tools (about
+    /// 4.6 MB at 1000: read by two threads), server `i`'s text replaced
+    /// by `server(i)` where it gives one. Between two `version` keys.
+    fn servers(n: usize, server: impl Fn(usize) -> Option<String>) -> Vec<u8> {
+        let list: Vec<String> = (0..n)
+            .map(|i| {
+                server(i).unwrap_or_else(|| {
+                    let tools: Vec<String> = (0..12)
+                        .map(|j| {
+                            format!(
+                                r#"{{"name": "t{j}", "description": "Tool {j} of {i}. {}", "inputSchema": {{"type": "object"}}}}"#,
+                                "Reads. ".repeat(48)
+                            )
+                        })
+                        .collect();
+                    format!(
+                        r#"{{"name": "s{i}", "command": "npx", "tools": [{}]}}"#,
+                        tools.join(",\n")
+                    )
+                })
+            })
+            .collect();
+        format!(
+            r#"{{"version": 1, "servers": [{}], "version": 2}}"#,
+            list.join(",\n")
+        )
+        .into_bytes()
+    }
+
+    /// A large `servers` array read by two threads (a second core free)
+    /// reads as one reader reads it (no core free): servers, tools,
+    /// spans, ambiguities in either part, duplicate keys after the array,
+    /// with an earlier index or without, and the same error wherever
+    /// the text is wrong.
+    #[test]
+    fn a_large_inventory_read_on_two_threads_is_read_as_on_one() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let splits = || super::super::SPLITS.load(Ordering::Relaxed);
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        // Each read in a directory of its own (a read leaves its index),
+        // with a copy of the earlier capture's index or none.
+        let read = |bytes: &[u8], free: bool, earlier: bool| {
+            let fresh = tempfile::tempdir().expect("a temporary directory");
+            if earlier {
+                std::fs::create_dir(fresh.path().join("kams")).expect("a directory");
+                for e in std::fs::read_dir(dir.path().join("kams")).expect("the index") {
+                    let path = e.expect("an entry").path();
+                    let to = fresh
+                        .path()
+                        .join("kams")
+                        .join(path.file_name().expect("a name"));
+                    std::fs::copy(&path, to).expect("copies");
+                }
+            }
+            let opts = ReadOptions {
+                digests_only: true,
+                index_dir: Some(fresh.path().to_path_buf()),
+                free_core: Some(std::sync::Arc::new(AtomicBool::new(free))),
+                ..ReadOptions::default()
+            };
+            let before = splits();
+            let read = read_files(vec![(PathBuf::from("inv.json"), bytes.to_vec())], &opts);
+            let split = splits() > before;
+            (
+                read.map(|inv| summary(&inv)).map_err(|e| e.to_string()),
+                split,
+            )
+        };
+        let twice = r#"{"name": "t0", "description": "one", "description": "two"}"#;
+        let odd = |i: usize| -> Option<String> {
+            match i {
+                // A tool key twice, early and late.
+                3 | 990 => Some(format!(r#"{{"name": "s{i}", "tools": [{twice}]}}"#)),
+                _ => None,
+            }
+        };
+        let clean = servers(1000, odd);
+        assert!(clean.len() > super::super::SPLIT_FROM, "{}", clean.len());
+        // The index of another capture, for the earlier reading.
+        let before = servers(1000, |i| match i {
+            500 => Some(r#"{"name": "s500", "tools": []}"#.into()),
+            _ => odd(i),
+        });
+        let opts = ReadOptions {
+            digests_only: true,
+            index_dir: Some(dir.path().to_path_buf()),
+            ..ReadOptions::default()
+        };
+        read_files(vec![(PathBuf::from("inv.json"), before)], &opts).expect("reads");
+        // Whether a second reader gets a part: not when the first fails
+        // before it could start.
+        let cases: Vec<(&str, bool, Vec<u8>)> = vec![
+            ("as indexed", true, clean.clone()),
+            (
+                "changed late",
+                true,
+                servers(1000, |i| match i {
+                    800 => Some(r#"{"name": "s800", "tools": [{"name": "new"}]}"#.into()),
+                    _ => odd(i),
+                }),
+            ),
+            (
+                "not an object late",
+                true,
+                servers(1000, |i| (i == 900).then(|| "\"s900\"".to_string())),
+            ),
+            (
+                "bad JSON late",
+                true,
+                servers(1000, |i| {
+                    (i == 950).then(|| r#"{"name": "s950" "tools": []}"#.into())
+                }),
+            ),
+            (
+                "bad JSON early",
+                false,
+                servers(1000, |i| (i == 10).then(|| r#"{"name": "s10",}"#.into())),
+            ),
+        ];
+        for (what, splits, text) in &cases {
+            for earlier in [false, true] {
+                let (one, split) = read(text, false, earlier);
+                assert!(!split, "{what}: split with no core free");
+                // The second reader starts only if the first is not at
+                // its part yet: try a few times for one that did.
+                let mut tries = 0;
+                let two = loop {
+                    let (two, split) = read(text, true, earlier);
+                    tries += 1;
+                    if split || !splits || tries == 5 {
+                        assert!(split || !splits, "{what}: no second reader");
+                        break two;
+                    }
+                };
+                assert_eq!(one, two, "{what}, earlier index: {earlier}");
+            }
+        }
     }
 
     /// Whether an earlier index knows most tools, few, or none, a read
