@@ -91,6 +91,15 @@ impl Lazy {
             .map(|(bytes, span)| &(**bytes).as_ref()[span.clone()])
     }
 
+    /// [`Lazy::text`], read into memory of its own from a mapped file
+    /// (see [`crate::input::Input::read_range`]): for a few texts
+    /// scattered over a large file.
+    pub fn read(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+        self.0
+            .as_ref()
+            .map(|(bytes, span)| bytes.read_range(span.clone()))
+    }
+
     /// Where the text starts, and the bytes it is in.
     pub fn source(&self) -> Option<(&dyn crate::input::Bytes, usize)> {
         self.0.as_ref().map(|(bytes, span)| (&**bytes, span.start))

@@ -50,6 +50,10 @@ pub type Shared = Arc<dyn Bytes>;
 pub trait Bytes: AsRef<[u8]> + Send + Sync {
     /// See [`Input::release`]; nothing for bytes that are not mapped.
     fn release(&self, _range: Range<usize>) {}
+    /// See [`Input::read_range`]; the bytes themselves when not mapped.
+    fn read_range(&self, range: Range<usize>) -> std::borrow::Cow<'_, [u8]> {
+        std::borrow::Cow::Borrowed(&self.as_ref()[range])
+    }
 }
 
 impl Bytes for Vec<u8> {}
@@ -57,6 +61,9 @@ impl Bytes for Vec<u8> {}
 impl Bytes for Input {
     fn release(&self, range: Range<usize>) {
         Input::release(self, range);
+    }
+    fn read_range(&self, range: Range<usize>) -> std::borrow::Cow<'_, [u8]> {
+        Input::read_range(self, range)
     }
 }
 
@@ -105,7 +112,8 @@ pub struct Input {
 
 enum Repr {
     Owned(Vec<u8>),
-    Mapped(memmap2::Mmap),
+    /// The mapping, and the file for [`Input::read_range`].
+    Mapped(memmap2::Mmap, std::fs::File),
 }
 
 impl Input {
@@ -121,7 +129,7 @@ impl Input {
             // comment for what another process changing the file can do.
             if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
                 return Ok(Input {
-                    repr: Repr::Mapped(map),
+                    repr: Repr::Mapped(map, file),
                     start: 0,
                     stamp: crate::git::stamp::Stamp::of(&meta),
                 });
@@ -147,12 +155,31 @@ impl Input {
         self
     }
 
+    /// The bytes of `range`, for a mapped file read from the file into
+    /// memory of their own instead of through the mapping: a few scattered
+    /// entries of a large file (the drifted ones) each brought 64 KiB of
+    /// the mapping in (fault-around), to be given back one system call
+    /// and a TLB flush on every core at a time. The file is the one mapped
+    /// (a file git-kams replaces is renamed over, not written into);
+    /// should reading fail, the mapping serves.
+    pub fn read_range(&self, range: Range<usize>) -> std::borrow::Cow<'_, [u8]> {
+        if let Repr::Mapped(_, file) = &self.repr {
+            use std::os::unix::fs::FileExt;
+            let mut buf = vec![0; range.len()];
+            let at = (self.start + range.start) as u64;
+            if range.end <= self.len() && file.read_exact_at(&mut buf, at).is_ok() {
+                return std::borrow::Cow::Owned(buf);
+            }
+        }
+        std::borrow::Cow::Borrowed(&self[range])
+    }
+
     /// Tells the system that `range` is not needed for now: a mapped
     /// file's pages inside it leave this process's resident memory (they
     /// are read again from the file if touched). Read bytes stay as they
     /// are. Never changes what the bytes are.
     pub fn release(&self, range: Range<usize>) {
-        let Repr::Mapped(map) = &self.repr else {
+        let Repr::Mapped(map, _) = &self.repr else {
             return;
         };
         const PAGE: usize = 4096;
@@ -184,7 +211,7 @@ impl Deref for Input {
     fn deref(&self) -> &[u8] {
         let all: &[u8] = match &self.repr {
             Repr::Owned(v) => v,
-            Repr::Mapped(m) => m,
+            Repr::Mapped(m, _) => m,
         };
         &all[self.start..]
     }
@@ -209,15 +236,25 @@ mod tests {
         text.extend((0..MAP_FROM as usize * 3).map(|i| b'a' + (i % 26) as u8));
         std::fs::write(&big, &text).unwrap();
         let input = Input::read(&big, u64::MAX).unwrap().strip_bom();
-        assert!(matches!(input.repr, Repr::Mapped(_)));
+        assert!(matches!(input.repr, Repr::Mapped(..)));
         assert_eq!(&input[..], &text[3..]);
         input.release(0..input.len());
         assert_eq!(&input[..], &text[3..], "released pages read back the same");
+        // Read apart from the mapping, past the mark too.
+        for range in [0..10, 5000..5100, input.len() - 7..input.len()] {
+            let apart = input.read_range(range.clone());
+            assert!(matches!(apart, std::borrow::Cow::Owned(_)), "{range:?}");
+            assert_eq!(&*apart, &text[3 + range.start..3 + range.end], "{range:?}");
+        }
         let small = dir.join("small.json");
         std::fs::write(&small, b"{}").unwrap();
         let input = Input::read(&small, 10).unwrap();
         assert!(matches!(input.repr, Repr::Owned(_)));
         assert_eq!(&input[..], b"{}");
+        assert!(matches!(
+            input.read_range(0..1),
+            std::borrow::Cow::Borrowed(b"{")
+        ));
         assert!(Input::read(&big, 100).is_err(), "the cap holds for maps");
         std::fs::remove_dir_all(&dir).unwrap();
     }

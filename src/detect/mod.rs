@@ -388,6 +388,10 @@ fn per_server<'m>(
         );
         let mut tools = Vec::new();
         let mut read = false;
+        // With a memo, the tools read are the few it does not serve: each
+        // apart from the file's mapping. Without, all are, in order, and
+        // given back below.
+        let apart = remembered.is_some();
         for (j, (name, tool)) in server.tools.iter().enumerate() {
             // An earlier inventory's memo serves a tool whose text it names.
             let text = tool.text;
@@ -401,7 +405,10 @@ fn per_server<'m>(
                 &mut found,
                 || {
                     read = true;
-                    tool.raw()
+                    match apart {
+                        true => tool.raw_apart(),
+                        false => tool.raw(),
+                    }
                 },
                 |d, raw, found| {
                     let view = ToolView {

@@ -97,10 +97,19 @@ impl Tool {
     /// was read with [`ReadOptions::digests_only`]; otherwise its digested
     /// fields.
     pub fn raw(&self) -> Value {
-        if let Some(text) = self.lazy.text() {
-            if let Ok((v, _)) = json::parse(text) {
-                return v;
-            }
+        self.raw_from(self.lazy.text().map(std::borrow::Cow::Borrowed))
+    }
+
+    /// [`Tool::raw`], its text read apart from the file's mapping (see
+    /// [`Lazy::read`]): for a few tools of a large inventory, the ones
+    /// that changed since it was last read.
+    pub fn raw_apart(&self) -> Value {
+        self.raw_from(self.lazy.read())
+    }
+
+    fn raw_from(&self, text: Option<std::borrow::Cow<'_, [u8]>>) -> Value {
+        if let Some((v, _)) = text.and_then(|t| json::parse(&t).ok()) {
+            return v;
         }
         Value::Object(self.descriptor.fields.clone())
     }
@@ -158,8 +167,7 @@ impl Inventory {
     /// Rebuilds the fields of the given tools, read with
     /// [`ReadOptions::digests_only`], from the bytes they were read from.
     pub fn materialize(&mut self, wanted: &[(String, String)]) {
-        // In file order for one file; see [`crate::input::Behind`].
-        let mut behind = crate::input::Behind::default();
+        // Each text read apart from the mapping: no page of it comes in.
         for (server, tool) in wanted {
             let Some(t) = self
                 .servers
@@ -169,17 +177,14 @@ impl Inventory {
                 continue;
             };
             // Keep the span: detectors read the tool as sent (`_meta` too).
-            let Some(text) = t.lazy.text() else {
+            let Some(text) = t.lazy.read() else {
                 continue;
             };
             // These bytes parsed once already; they cannot fail now.
-            let (v, _) = json::parse(text).expect("a span that parsed before parses again");
+            let (v, _) = json::parse(&text).expect("a span that parsed before parses again");
             let (full, _) = build_tool(Path::new(""), v, &t.pointer)
                 .expect("a tool that was built before builds again");
             debug_assert_eq!(full.descriptor.digest, t.descriptor.digest);
-            if let Some((bytes, start)) = t.lazy.source() {
-                behind.advance(bytes, start);
-            }
             t.descriptor = full.descriptor;
         }
     }

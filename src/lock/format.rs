@@ -242,9 +242,7 @@ impl Lock {
     /// Rebuilds the descriptors of the given entries (`None` tool: the
     /// server entry) of a lock read with [`Lock::parse_digests_only`].
     pub fn materialize(&mut self, wanted: &[(String, Option<String>)]) -> Result<(), LockError> {
-        // `wanted` is sorted as the lock is written: the text read is
-        // given back behind the reader (see [`crate::input::Behind`]).
-        let mut behind = crate::input::Behind::default();
+        // Each text read apart from the mapping: no page of it comes in.
         for (server, tool) in wanted {
             let Some(s) = self.servers.get_mut(server) else {
                 continue;
@@ -255,17 +253,14 @@ impl Lock {
             };
             let Some(entry) = entry else { continue };
             let lazy = std::mem::take(&mut entry.lazy);
-            let Some(text) = lazy.text() else {
+            let Some(text) = lazy.read() else {
                 continue;
             };
             let at = match tool {
                 None => format!("{}/server", ptr("/servers", server)),
                 Some(t) => ptr(&format!("{}/tools", ptr("/servers", server)), t),
             };
-            let (v, _) = json::parse_nested(text, json::MAX_DEPTH).map_err(LockError::from)?;
-            if let Some((bytes, start)) = lazy.source() {
-                behind.advance(bytes, start);
-            }
+            let (v, _) = json::parse_nested(&text, json::MAX_DEPTH).map_err(LockError::from)?;
             *entry = read_entry(&v, &at, tool.as_deref())?;
         }
         Ok(())
@@ -421,6 +416,9 @@ fn parse_lock(
     if !servers {
         return Err(LockError::at("", "no `servers`"));
     }
+    // All of it is read: the last stretch too (entries drifted later are
+    // read apart from the mapping, see `Lock::materialize`).
+    done(bytes.len());
     Ok(lock)
 }
 
