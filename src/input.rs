@@ -163,6 +163,7 @@ impl Input {
     /// (a file git-kams replaces is renamed over, not written into);
     /// should reading fail, the mapping serves.
     pub fn read_range(&self, range: Range<usize>) -> std::borrow::Cow<'_, [u8]> {
+        #[cfg(unix)]
         if let Repr::Mapped(_, file) = &self.repr {
             use std::os::unix::fs::FileExt;
             let mut buf = vec![0; range.len()];

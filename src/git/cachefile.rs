@@ -294,9 +294,9 @@ static LATER: std::sync::Mutex<Option<Vec<std::thread::JoinHandle<()>>>> =
 /// that a run goes on while the file is written (writing the 23 MB
 /// inventory index and the 11 MB memo of a 2000x50 scan took about 70 ms
 /// of CPU here, a tenth of the run's); dropping it waits for every such
-/// write. The binary holds one
-/// for the whole run: a cache file only saves time, so its errors were
-/// never reported, and each is still written whole or not at all.
+/// write. The binary holds one for the whole run: a cache file only saves
+/// time, so its errors were never reported, and each is still written
+/// whole or not at all.
 pub struct Later(());
 
 impl Later {

@@ -284,13 +284,13 @@ fn decode(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inventory::{read_files, ReadOptions};
+    use std::sync::Arc;
 
     /// The inventory `bytes` describe, nothing released.
     fn decode(bytes: &[u8], key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inventory> {
         super::decode(bytes, key, files, &cachefile::keep)
     }
-    use crate::inventory::{read_files, ReadOptions};
-    use std::sync::Arc;
 
     /// The key of `files`, each hashed whole (no stamp records).
     fn hashed_key(files: &[(PathBuf, Shared)], server: Option<&str>) -> Digest {
