@@ -240,14 +240,16 @@ for size in $SIZES; do
     ROWS+=("| $size | \`git-kams pin\` whole clean inventory, new lock | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$clean") | $(ratio "$MED" "$sha_med") |")
     cmp -s "$pinlock" "$lock" || echo "# warning: pin is not reproducible (lock differs between runs)" >&2
 
-    # Issue #2 targets (stated for 2000x50; checked for every size).
-    scan_ratio=$(ratio "$scan_med" "$sha_med")
-    t_ok=$(awk -v a="$scan_med" -v b="$TARGET_SECONDS" 'BEGIN{print (a < b) ? "met" : "NOT met"}')
-    m_ok=$(awk -v a="$(kib2mib "$scan_rss")" -v b="$TARGET_MIB" 'BEGIN{print (a < b) ? "met" : "NOT met"}')
-    r_ok=$(awk -v a="$scan_ratio" -v b="$TARGET_RATIO" 'BEGIN{print (a <= b) ? "met" : "NOT met"}')
-    VERDICT+=("| $size | scan wall time < ${TARGET_SECONDS} s | $scan_med s warm, $recap_med s re-captured, $cold_med s cold | $t_ok (warm) |")
-    VERDICT+=("| $size | scan peak RSS < ${TARGET_MIB} MiB | $(kib2mib "$scan_rss") MiB warm, $(kib2mib "$recap_rss") MiB re-captured, $(kib2mib "$cold_rss") MiB cold | $m_ok (warm) |")
-    VERDICT+=("| $size | scan within ${TARGET_RATIO}x of sha256sum | ${scan_ratio}x warm, $(ratio "$recap_med" "$sha_med")x re-captured, $(ratio "$cold_med" "$sha_med")x cold | $r_ok (warm) |")
+    # Issue #2 targets (stated for 2000x50; checked for every size), for
+    # each state the repository can be in: warm, re-captured, cold.
+    below() { awk -v a="$1" -v b="$2" 'BEGIN{print (a < b) ? "met" : "NOT met"}'; }
+    t_ok="$(below "$scan_med" "$TARGET_SECONDS") warm, $(below "$recap_med" "$TARGET_SECONDS") re-captured, $(below "$cold_med" "$TARGET_SECONDS") cold"
+    m_ok="$(below "$(kib2mib "$scan_rss")" "$TARGET_MIB") warm, $(below "$(kib2mib "$recap_rss")" "$TARGET_MIB") re-captured, $(below "$(kib2mib "$cold_rss")" "$TARGET_MIB") cold"
+    # Within 3x: at most 3, that is below 3 plus a hair.
+    r_ok="$(below "$(ratio "$scan_med" "$sha_med")" "$TARGET_RATIO.0001") warm, $(below "$(ratio "$recap_med" "$sha_med")" "$TARGET_RATIO.0001") re-captured, $(below "$(ratio "$cold_med" "$sha_med")" "$TARGET_RATIO.0001") cold"
+    VERDICT+=("| $size | scan wall time < ${TARGET_SECONDS} s | $scan_med s warm, $recap_med s re-captured, $cold_med s cold | $t_ok |")
+    VERDICT+=("| $size | scan peak RSS < ${TARGET_MIB} MiB | $(kib2mib "$scan_rss") MiB warm, $(kib2mib "$recap_rss") MiB re-captured, $(kib2mib "$cold_rss") MiB cold | $m_ok |")
+    VERDICT+=("| $size | scan within ${TARGET_RATIO}x of sha256sum | $(ratio "$scan_med" "$sha_med")x warm, $(ratio "$recap_med" "$sha_med")x re-captured, $(ratio "$cold_med" "$sha_med")x cold | $r_ok |")
 done
 
 # --------------------------------------------------------------- report
