@@ -266,15 +266,25 @@ impl Env {
             (None, None) => Ok(None),
         };
         let (inventory, lock) = if inventory_size.min(lock_size) >= READ_IN_THREADS_FROM {
+            // Taken by the thread, or here if none can be started (a
+            // process limit): then one after the other.
+            let job = std::sync::Mutex::new(Some(reading_inventory));
+            let read = || {
+                job.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                    .map(|f| f())
+            };
             std::thread::scope(|s| {
-                let reader = s.spawn(reading_inventory);
+                let reader = std::thread::Builder::new().spawn_scoped(s, read);
                 let lock = reading_lock();
                 // This core is free now for a second inventory reader.
                 free_core.store(true, std::sync::atomic::Ordering::Release);
-                (
-                    reader.join().expect("the inventory reader does not panic"),
-                    lock,
-                )
+                let inventory = match reader {
+                    Ok(reader) => reader.join().expect("the inventory reader does not panic"),
+                    Err(_) => read(),
+                };
+                (inventory.expect("the inventory is read once"), lock)
             })
         } else {
             (reading_inventory(), reading_lock())

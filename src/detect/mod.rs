@@ -339,7 +339,9 @@ fn in_parallel<T: Send, F: FnOnce() -> T + Send>(jobs: Vec<F>, cores: usize) -> 
     };
     std::thread::scope(|scope| {
         for _ in 1..threads {
-            scope.spawn(work);
+            // A thread that cannot be started (a process limit) leaves
+            // its share to the others: this one takes jobs too.
+            let _ = std::thread::Builder::new().spawn_scoped(scope, work);
         }
         work();
     });

@@ -11,6 +11,7 @@
 use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use gix::ObjectId;
 
@@ -269,19 +270,35 @@ impl Named {
     pub fn store(&self, common_dir: &Path, name: &str, out: Out) -> std::io::Result<()> {
         let path = self.file(common_dir, name);
         let (prefix, keep) = (self.prefix, self.keep);
-        let store = move || {
+        let store = move || -> std::io::Result<()> {
             write(&path, prefix.trim_end_matches('-'), &seal(out.0))?;
             prune(path.parent().unwrap_or(Path::new(".")), prefix, keep);
             Ok(())
         };
-        match LATER.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-            Some(pending) => {
-                pending.push(std::thread::spawn(move || {
-                    let _: std::io::Result<()> = store();
-                }));
+        let mut later = LATER.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(pending) = later.as_mut() else {
+            return store();
+        };
+        // A thread that cannot be started (a process limit) is no reason
+        // to fail: the file is written here then.
+        type Store = Box<dyn FnOnce() -> std::io::Result<()> + Send>;
+        let job: Arc<Mutex<Option<Store>>> = Arc::new(Mutex::new(Some(Box::new(store))));
+        let theirs = job.clone();
+        let take =
+            |job: &Mutex<Option<Store>>| job.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match std::thread::Builder::new().spawn(move || {
+            if let Some(store) = take(&theirs) {
+                let _ = store();
+            }
+        }) {
+            Ok(thread) => {
+                pending.push(thread);
                 Ok(())
             }
-            None => store(),
+            Err(_) => {
+                drop(later);
+                take(&job).map_or(Ok(()), |store| store())
+            }
         }
     }
 }

@@ -629,58 +629,63 @@ fn read_servers(r: &mut json::Reader<'_>, path: &Path, src: &Source) -> Result<V
     let free_core = src.free_core;
     std::thread::scope(|scope| -> Result<Vec<Shell>, Fail> {
         let mut other = r.fork();
-        let helper = scope.spawn(move || -> Option<(Vec<Shell>, json::Reader<'_>)> {
-            // Until the other core is free (the lock is still being read),
-            // a second reader would only slow the first.
-            while !free_core.is_none_or(|free| free.load(std::sync::atomic::Ordering::Acquire)) {
-                if matches!(*lock(), Claim::Abandoned) {
-                    return None;
+        // Without a thread (a process limit), this one reads it all.
+        let helper = std::thread::Builder::new().spawn_scoped(
+            scope,
+            move || -> Option<(Vec<Shell>, json::Reader<'_>)> {
+                // Until the other core is free (the lock is still being read),
+                // a second reader would only slow the first.
+                while !free_core.is_none_or(|free| free.load(std::sync::atomic::Ordering::Acquire))
+                {
+                    if matches!(*lock(), Claim::Abandoned) {
+                        return None;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
                 }
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-            // About the middle of what is left (if that is still worth a
-            // second reader); a little less, as this reader steps over the
-            // first part before reading its own.
-            let from = match *lock() {
-                Claim::Open { at, .. } if len - at >= SPLIT_FROM / 2 => at,
-                _ => return None,
-            };
-            let split = from + (len - from) / 20 * 11;
-            let src = Source::new(keep, earlier, name_texts, None);
-            let mut list = Vec::new();
-            let mut reading = false;
-            let read = other.array(|r, n| -> Result<(), Fail> {
-                let at = r.offset();
-                if !reading && at >= split {
-                    let mut claim = lock();
-                    match *claim {
-                        Claim::Open { n: first, .. } if first < n => {
-                            *claim = Claim::Claimed { n, at };
-                            reading = true;
-                            #[cfg(test)]
-                            SPLITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            // Those before are the first reader's to find.
-                            r.take_duplicates();
-                            *src.behind.borrow_mut() = crate::input::Behind::at(at);
-                        }
-                        _ => {
-                            *claim = Claim::Abandoned;
-                            return Err(Fail::Retry);
+                // About the middle of what is left (if that is still worth a
+                // second reader); a little less, as this reader steps over the
+                // first part before reading its own.
+                let from = match *lock() {
+                    Claim::Open { at, .. } if len - at >= SPLIT_FROM / 2 => at,
+                    _ => return None,
+                };
+                let split = from + (len - from) / 20 * 11;
+                let src = Source::new(keep, earlier, name_texts, None);
+                let mut list = Vec::new();
+                let mut reading = false;
+                let read = other.array(|r, n| -> Result<(), Fail> {
+                    let at = r.offset();
+                    if !reading && at >= split {
+                        let mut claim = lock();
+                        match *claim {
+                            Claim::Open { n: first, .. } if first < n => {
+                                *claim = Claim::Claimed { n, at };
+                                reading = true;
+                                #[cfg(test)]
+                                SPLITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                // Those before are the first reader's to find.
+                                r.take_duplicates();
+                                *src.behind.borrow_mut() = crate::input::Behind::at(at);
+                            }
+                            _ => {
+                                *claim = Claim::Abandoned;
+                                return Err(Fail::Retry);
+                            }
                         }
                     }
+                    if reading {
+                        list.push(read_server(r, path, &src)?);
+                    } else {
+                        r.skip()?;
+                    }
+                    Ok(())
+                });
+                if !reading {
+                    *lock() = Claim::Abandoned;
                 }
-                if reading {
-                    list.push(read_server(r, path, &src)?);
-                } else {
-                    r.skip()?;
-                }
-                Ok(())
-            });
-            if !reading {
-                *lock() = Claim::Abandoned;
-            }
-            (read.is_ok() && reading).then_some((list, other))
-        });
+                (read.is_ok() && reading).then_some((list, other))
+            },
+        );
         let stopped = r.array_until(
             |n, at| {
                 let mut claim = lock();
@@ -703,7 +708,7 @@ fn read_servers(r: &mut json::Reader<'_>, path: &Path, src: &Source) -> Result<V
             *lock() = Claim::Abandoned;
         }
         if let Some(n) = stopped? {
-            match helper.join().ok().flatten() {
+            match helper.ok().and_then(|h| h.join().ok()).flatten() {
                 Some((theirs, other)) => {
                     list.extend(theirs);
                     r.adopt(other);
