@@ -99,11 +99,6 @@ impl Lazy {
             .as_ref()
             .map(|(bytes, span)| bytes.read_range(span.clone()))
     }
-
-    /// Where the text starts, and the bytes it is in.
-    pub fn source(&self) -> Option<(&dyn crate::input::Bytes, usize)> {
-        self.0.as_ref().map(|(bytes, span)| (&**bytes, span.start))
-    }
 }
 
 impl std::fmt::Debug for Lazy {
