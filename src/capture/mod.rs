@@ -112,17 +112,29 @@ pub fn capture_all(
     let results: Mutex<Vec<Option<Result<Captured>>>> =
         Mutex::new((0..servers.len()).map(|_| None).collect());
     let (tx, rx) = mpsc::channel::<usize>();
+    let work = |tx: mpsc::Sender<usize>| loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(server) = servers.get(i) else { return };
+        let got = capture_one(server, opts, captured_at);
+        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(got);
+        let _ = tx.send(i);
+    };
     std::thread::scope(|s| {
+        let mut started = 0;
         for _ in 0..opts.jobs.clamp(1, servers.len().max(1)) {
             let tx = tx.clone();
-            let (next, results) = (&next, &results);
-            s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(server) = servers.get(i) else { return };
-                let got = capture_one(server, opts, captured_at);
-                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(got);
-                let _ = tx.send(i);
-            });
+            // A thread that cannot be started (a process limit) leaves its
+            // servers to the others.
+            if std::thread::Builder::new()
+                .spawn_scoped(s, move || work(tx))
+                .is_ok()
+            {
+                started += 1;
+            }
+        }
+        if started == 0 {
+            // None could: one after the other, here.
+            work(tx.clone());
         }
         drop(tx);
         for (done, i) in rx.iter().enumerate() {

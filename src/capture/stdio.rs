@@ -72,17 +72,24 @@ pub fn spawn(
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
     let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || read_lines(stdout, max_message, &tx));
     let tail = Arc::new(Mutex::new(Vec::new()));
     let keep = tail.clone();
-    std::thread::spawn(move || read_tail(stderr, &keep));
-    Ok(Stdio {
+    // Held before the readers start: should one not start (a process
+    // limit), dropping it ends the server's process group.
+    let stdio = Stdio {
         stdin: child.stdin.take(),
         child,
         lines,
         stderr: tail,
         closed: false,
-    })
+    };
+    std::thread::Builder::new()
+        .spawn(move || read_lines(stdout, max_message, &tx))
+        .context("cannot start a thread to read the server's output")?;
+    std::thread::Builder::new()
+        .spawn(move || read_tail(stderr, &keep))
+        .context("cannot start a thread to read the server's stderr")?;
+    Ok(stdio)
 }
 
 /// Reads newline-delimited messages, refusing one longer than `max`
