@@ -889,16 +889,19 @@ mod tests {
             lock: &lock,
             configs: &[],
         };
+        // Each tool's text's name, in order.
+        let texts = |m: &memo::Memo| -> Vec<Option<crate::canon::Digest>> {
+            m.servers
+                .iter()
+                .flat_map(|s| s.tools.iter().map(|t| t.text))
+                .collect()
+        };
         let (cold, learned) = run_with(&cx, None, None);
         let learned = learned.expect("a first run remembers");
         assert!(!learned.earlier);
-        let texts: Vec<Option<crate::canon::Digest>> = learned
-            .servers
-            .iter()
-            .flat_map(|s| s.tools.iter().map(|t| t.text))
-            .collect();
+        let named = texts(&learned);
         assert!(
-            texts.iter().all(Option::is_some),
+            named.iter().all(Option::is_some),
             "every tool's text is named"
         );
         // Marked findings show where the memo served.
@@ -926,7 +929,7 @@ mod tests {
             .iter()
             .filter(|f| f.message.starts_with("remembered"))
             .count();
-        assert_eq!(marks, texts.len() - 1, "every tool but the changed one");
+        assert_eq!(marks, named.len() - 1, "every tool but the changed one");
         assert!(
             !found.iter().any(|f| f.message == "remembered None"),
             "no server"
@@ -946,12 +949,7 @@ mod tests {
         );
         let relearned = relearned.expect("remembered as this inventory's");
         assert!(!relearned.earlier);
-        let again: Vec<Option<crate::canon::Digest>> = relearned
-            .servers
-            .iter()
-            .flat_map(|s| s.tools.iter().map(|t| t.text))
-            .collect();
-        assert_eq!(again, texts);
+        assert_eq!(texts(&relearned), named);
     }
 
     /// The passes on names that an earlier inventory's memo found against
