@@ -214,9 +214,11 @@ impl Env {
     /// lock reads as empty, a corrupt one is an error), read side by side,
     /// each from the work tree or from the revision `select` names.
     /// `captured`, when given, is the inventory (files in memory, from
-    /// `scan --capture`). `descriptors`: whether the lock's entries will be
-    /// materialised ([`Lock::materialize`]); without, a committed lock
-    /// indexed before is not read at all.
+    /// `scan --capture`). `descriptors`: whether the lock's entries whose
+    /// fields are compared will be materialised ([`Lock::materialize`]):
+    /// then a lock taken from its index comes without field digests (see
+    /// [`lock::index::load`]); without, a committed lock indexed before is
+    /// not read at all.
     pub fn inventory_and_lock(
         &self,
         select: &SelectArgs,
@@ -261,7 +263,9 @@ impl Env {
             None => read_inventory(&paths, &opts),
         };
         let reading_lock = || match (&lock_file, &select.at) {
-            (Some(path), _) => lock::store::read_digests_only(path, index_dir.as_deref()),
+            (Some(path), _) => {
+                lock::store::read_digests_only(path, index_dir.as_deref(), !descriptors)
+            }
             (None, Some(rev)) => self.lock_at(rev, descriptors).map(Some),
             (None, None) => Ok(None),
         };
@@ -388,7 +392,7 @@ impl Env {
         let key = lock::index::Key::Blob(id);
         if let (Some(dir), false) = (&index, descriptors) {
             // Digests only: a lock read before needs no blob at all.
-            if let Some(lock) = lock::index::load(dir, &key, None) {
+            if let Some(lock) = lock::index::load(dir, &key, None, true) {
                 return Ok((lock, Some(key)));
             }
         }
@@ -396,7 +400,7 @@ impl Env {
         let text = std::sync::Arc::new(lock::store::strip_bom(bytes));
         if let Some(lock) = index
             .as_deref()
-            .and_then(|dir| lock::index::load(dir, &key, Some(text.clone())))
+            .and_then(|dir| lock::index::load(dir, &key, Some(text.clone()), !descriptors))
         {
             return Ok((lock, Some(key)));
         }

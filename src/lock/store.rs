@@ -41,10 +41,12 @@ pub fn read(path: &Path) -> Result<Option<Lock>> {
 ///
 /// With `index_dir` (a common git directory), a lock whose text was read
 /// before is taken from its index ([`super::index`]) instead of being
-/// parsed and verified again, and a lock read now is indexed.
+/// parsed and verified again (with its entries' field digests only if
+/// `field_digests`), and a lock read now is indexed.
 pub fn read_digests_only(
     path: &Path,
     index_dir: Option<&Path>,
+    field_digests: bool,
 ) -> Result<Option<(Lock, Option<super::index::Key>)>> {
     if !exists(path)? {
         return Ok(None);
@@ -57,7 +59,7 @@ pub fn read_digests_only(
     let key = index_dir
         .map(|dir| super::index::Key::Text(crate::git::stamp::digest_of(dir, path, &input)));
     if let (Some(dir), Some(key)) = (index_dir, &key) {
-        if let Some(lock) = super::index::load(dir, key, Some(input.clone())) {
+        if let Some(lock) = super::index::load(dir, key, Some(input.clone()), field_digests) {
             return Ok(Some((lock, Some(*key))));
         }
     }

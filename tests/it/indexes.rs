@@ -18,6 +18,8 @@ const ASKS: &[&[&str]] = &[
     &["--format", "json", "status", "--at", "HEAD~3"],
     &["scan", "--at", "HEAD~3"],
     &["status"],
+    // Field digests of every entry, from the work tree's lock.
+    &["--format", "json", "status"],
     &["--format", "json", "scan"],
 ];
 
