@@ -468,14 +468,7 @@ fn read_shell(
         match (key, level) {
             ("tools", _) => {
                 if r.peek() != Some(b'[') {
-                    let at = r.pointer();
-                    let v = r.value()?;
-                    return Err(InputError::new(
-                        path,
-                        Some(at),
-                        format!("`tools` is {}, expected an array", v.kind()),
-                    )
-                    .into());
+                    return Err(not_a(r, path, "`tools`", "an array"));
                 }
                 let mut list = Vec::new();
                 r.array(|r, _| -> Result<(), Fail> {
@@ -562,17 +555,25 @@ fn read_shell(
     Ok(shell)
 }
 
+/// The error for the value at the reader, which is not `expected` as
+/// `what` must be (or the JSON error that value has).
+fn not_a(r: &mut json::Reader<'_>, path: &Path, what: &str, expected: &str) -> Fail {
+    let at = r.pointer();
+    match r.value() {
+        Ok(v) => InputError::new(
+            path,
+            Some(at),
+            format!("{what} is {}, expected {expected}", v.kind()),
+        )
+        .into(),
+        Err(e) => e.into(),
+    }
+}
+
 /// One element of a multi-server inventory's `servers`.
 fn read_server(r: &mut json::Reader<'_>, path: &Path, src: &Source) -> Result<Shell, Fail> {
     if r.peek() != Some(b'{') {
-        let at = r.pointer();
-        let v = r.value()?;
-        return Err(InputError::new(
-            path,
-            Some(at),
-            format!("server is {}, expected an object", v.kind()),
-        )
-        .into());
+        return Err(not_a(r, path, "server", "an object"));
     }
     read_shell(r, path, src, Level::Server)
 }
