@@ -254,8 +254,9 @@ impl Env {
         let lock_size = lock_file
             .as_ref()
             .map_or(u64::MAX, |p| std::fs::metadata(p).map_or(0, |m| m.len()));
+        let beside = inventory_size.min(lock_size) >= READ_IN_THREADS_FROM;
         let free_core = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        if inventory_size.min(lock_size) >= READ_IN_THREADS_FROM {
+        if beside {
             opts.free_core = Some(free_core.clone());
         }
         let reading_inventory = || match inventory_files {
@@ -269,7 +270,7 @@ impl Env {
             (None, Some(rev)) => self.lock_at(rev, descriptors).map(Some),
             (None, None) => Ok(None),
         };
-        let (inventory, lock) = if inventory_size.min(lock_size) >= READ_IN_THREADS_FROM {
+        let (inventory, lock) = if beside {
             // Taken by the thread, or here if none can be started (a
             // process limit): then one after the other.
             let job = std::sync::Mutex::new(Some(reading_inventory));
