@@ -255,7 +255,6 @@ fn decode(
                 return None;
             }
             let t = Tool {
-                name: tool.clone(),
                 descriptor,
                 pointer: pointer.to_string(),
                 lazy: Lazy(Some((text.clone(), span))),
@@ -356,10 +355,10 @@ mod tests {
                     s.launch,
                     s.ambiguities
                 );
-                std::iter::once(head).chain(s.tools.values().map(|t| {
+                std::iter::once(head).chain(s.tools.iter().map(|(name, t)| {
                     format!(
                         "{} {:?} {} {:?} {:?}",
-                        t.name,
+                        name,
                         t.descriptor,
                         t.pointer,
                         t.lazy.text().map(<[u8]>::to_vec),
@@ -393,25 +392,22 @@ mod tests {
         let earlier = Earlier::load(dir, &Digest::of(b"another")).expect("an earlier index");
         let (mut served, mut refused) = (0, 0);
         for s in inv.servers.values() {
-            for t in s.tools.values() {
+            for (tool, t) in &s.tools {
                 let text = t.text.expect("a tool read with digests only is named");
                 assert_eq!(
                     Some(text),
                     t.lazy.text().map(cachefile::Namer::of),
                     "its text's hash"
                 );
-                let plain = !s
-                    .ambiguities
-                    .iter()
-                    .any(|a| a.tool.as_ref() == Some(&t.name));
+                let plain = !s.ambiguities.iter().any(|a| a.tool.as_ref() == Some(tool));
                 match earlier.get(&text, &mut None) {
                     Some((name, descriptor)) => {
-                        assert!(plain, "{}", t.name);
-                        assert_eq!((name, descriptor), (t.name.clone(), t.descriptor.clone()));
+                        assert!(plain, "{tool}");
+                        assert_eq!((name, descriptor), (tool.clone(), t.descriptor.clone()));
                         served += 1;
                     }
                     None => {
-                        assert!(!plain, "{}", t.name);
+                        assert!(!plain, "{tool}");
                         refused += 1;
                     }
                 }

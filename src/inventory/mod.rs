@@ -75,8 +75,6 @@ pub struct Ambiguity {
 /// One tool as advertised.
 #[derive(Clone, Debug)]
 pub struct Tool {
-    /// The tool's name (NFC), its key in the lock.
-    pub name: String,
     /// Canonical descriptor and digests (fields empty until materialised
     /// when read with [`ReadOptions::digests_only`]).
     pub descriptor: Descriptor,
@@ -182,7 +180,7 @@ impl Inventory {
             };
             // These bytes parsed once already; they cannot fail now.
             let (v, _) = json::parse(&text).expect("a span that parsed before parses again");
-            let (full, _) = build_tool(Path::new(""), v, &t.pointer)
+            let (_, full, _) = build_tool(Path::new(""), v, &t.pointer)
                 .expect("a tool that was built before builds again");
             debug_assert_eq!(full.descriptor.digest, t.descriptor.digest);
             t.descriptor = full.descriptor;
@@ -407,8 +405,10 @@ pub fn read_files<B: Into<Input>>(
 struct Shell {
     /// Every member except `tools`, `servers` and `result`.
     fields: Object,
-    /// The tools, when a `tools` member was present.
-    tools: Option<Vec<(Tool, Vec<String>)>>,
+    /// The tools, when a `tools` member was present: each with its name
+    /// (NFC, its key in the lock and in [`Server::tools`]) and the keys
+    /// that collided after normalisation.
+    tools: Option<Vec<(String, Tool, Vec<String>)>>,
     /// Top level only: the servers of a multi-server inventory.
     servers: Option<Vec<Shell>>,
     /// JSON-RPC only: the response's result.
@@ -505,17 +505,16 @@ fn read_shell(
                             })
                         }
                     };
-                    let (mut tool, collisions) = match digested {
+                    let (name, mut tool, collisions) = match digested {
                         Some((name, descriptor)) => {
                             let pointer = at;
                             let tool = Tool {
-                                name,
                                 descriptor,
                                 pointer,
                                 lazy: Lazy::default(),
                                 text: None,
                             };
-                            (tool, Vec::new())
+                            (name, tool, Vec::new())
                         }
                         None => {
                             let (v, _) = json::parse_nested(text, json::MAX_DEPTH)?;
@@ -526,7 +525,7 @@ fn read_shell(
                     tool.lazy = Lazy(Some((bytes.clone(), start..end)));
                     tool.text = hash;
                     src.behind.borrow_mut().advance(&**bytes, start);
-                    list.push((tool, collisions));
+                    list.push((name, tool, collisions));
                     Ok(())
                 })?;
                 shell.tools = Some(list);
@@ -986,9 +985,8 @@ fn build_server(
     let o = &shell.fields;
     let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
     let mut seen_at: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (tool, collisions) in shell.tools.unwrap_or_default() {
+    for (tool_name, tool, collisions) in shell.tools.unwrap_or_default() {
         let at = tool.pointer.clone();
-        let tool_name = tool.name.clone();
         for c in collisions {
             ambiguities.push(Ambiguity {
                 tool: Some(tool_name.clone()),
@@ -1208,8 +1206,9 @@ fn digest_alone(text: &[u8], c: &mut crate::canon::Canonical) -> Option<(String,
     (r.at_end() && r.take_duplicates().is_empty()).then_some(digested)
 }
 
-/// A tool and the pointers of its keys that collide after NFC.
-fn build_tool(path: &Path, t: Value, at: &str) -> Result<(Tool, Vec<String>), InputError> {
+/// A tool's name (NFC), the tool, and the pointers of its keys that
+/// collide after NFC.
+fn build_tool(path: &Path, t: Value, at: &str) -> Result<(String, Tool, Vec<String>), InputError> {
     let Value::Object(o) = t else {
         return Err(InputError::new(
             path,
@@ -1258,12 +1257,12 @@ fn build_tool(path: &Path, t: Value, at: &str) -> Result<(Tool, Vec<String>), In
     }
     let (descriptor, collisions) = Descriptor::new(fields);
     Ok((
+        descriptor
+            .get("name")
+            .and_then(Value::as_str)
+            .expect("the name was checked above")
+            .to_string(),
         Tool {
-            name: descriptor
-                .get("name")
-                .and_then(Value::as_str)
-                .expect("the name was checked above")
-                .to_string(),
             descriptor,
             pointer: at.to_string(),
             lazy: Lazy::default(),
