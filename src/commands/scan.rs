@@ -108,11 +108,11 @@ pub fn findings(
             configs: &configs,
         };
         let (found, learned) = detect::run_with(&cx, memo, lock_key.as_deref());
-        all.extend(found);
         if let (Some((dir, key)), Some(learned)) = (memo_at, learned) {
             // Saves time only: an unwritable repository is no reason to fail.
-            let _ = detect::memo::store(&dir, &key, &inventory, &learned);
+            let _ = detect::memo::store(&dir, &key, &inventory, &learned.view(&found));
         }
+        all.extend(found);
     }
     detect::escalate_poisoned_drift(&mut all);
     all.retain(|f| selection.matches(&f.server, f.tool.as_deref()));

@@ -110,6 +110,93 @@ pub struct Memo {
     pub earlier: bool,
 }
 
+/// What a run learned of an inventory ([`super::run_with`]), to store: a
+/// memo whose findings are the run's own, named by where they are among
+/// them, so that they are not copied (at 2000x50 the copies were 10 MiB
+/// at the scan's peak).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Learned {
+    /// Per server of the inventory, in order.
+    pub servers: Vec<Server>,
+    /// The index key of the lock the run was against, if any: the findings
+    /// below are remembered for that lock only.
+    pub lock: Option<String>,
+    /// Where the settled findings ([`Settled::findings`]) are among the
+    /// run's.
+    pub settled: std::ops::Range<usize>,
+    /// Where each pass on names put its findings ([`Passes::found`]),
+    /// when they are as the pass found them (`None`: not remembered).
+    pub passes: Option<Vec<std::ops::Range<usize>>>,
+}
+
+impl Learned {
+    /// The memo to store, with `found` the run's findings.
+    pub fn view<'a>(&'a self, found: &'a [Finding]) -> View<'a> {
+        let lock = self.lock.as_deref();
+        View {
+            servers: &self.servers,
+            settled: lock.map(|lock| (lock, &found[self.settled.clone()])),
+            passes: lock.zip(self.passes.as_ref()).map(|(lock, passes)| {
+                let found = passes.iter().map(|r| &found[r.clone()]).collect();
+                (lock, found)
+            }),
+        }
+    }
+
+    /// The memo a later run would load, with `found` the run's findings.
+    #[cfg(test)]
+    pub fn memo(&self, found: &[Finding]) -> Memo {
+        self.view(found).to_memo()
+    }
+}
+
+/// A memo to store, its findings borrowed: from a [`Learned`], or a
+/// [`Memo`].
+pub struct View<'a> {
+    /// [`Memo::servers`].
+    pub servers: &'a [Server],
+    /// [`Memo::settled`]: the lock's index key and the findings.
+    pub settled: Option<(&'a str, &'a [Finding])>,
+    /// [`Memo::passes`]: the lock's index key and each pass's findings.
+    pub passes: Option<(&'a str, Vec<&'a [Finding]>)>,
+}
+
+impl View<'_> {
+    /// The memo it is.
+    #[cfg(test)]
+    fn to_memo(&self) -> Memo {
+        Memo {
+            servers: self.servers.to_vec(),
+            settled: self.settled.map(|(lock, findings)| Settled {
+                lock: lock.to_string(),
+                findings: findings.to_vec(),
+            }),
+            passes: self.passes.as_ref().map(|(lock, found)| Passes {
+                lock: lock.to_string(),
+                found: found.iter().map(|f| f.to_vec()).collect(),
+            }),
+            earlier: false,
+        }
+    }
+}
+
+impl Memo {
+    /// The memo to store.
+    pub fn view(&self) -> View<'_> {
+        View {
+            servers: &self.servers,
+            settled: self
+                .settled
+                .as_ref()
+                .map(|s| (s.lock.as_str(), s.findings.as_slice())),
+            passes: self.passes.as_ref().map(|p| {
+                let found = p.found.iter().map(Vec::as_slice).collect();
+                (p.lock.as_str(), found)
+            }),
+        }
+    }
+}
+
 /// The memo of `inventory` (index key `key`), `None` when there is no
 /// usable one. When its settled findings are those of the lock whose
 /// index key is `lock`, the per-server part is not read.
@@ -150,35 +237,35 @@ pub fn store(
     common_dir: &Path,
     key: &Digest,
     inventory: &Inventory,
-    memo: &Memo,
+    memo: &View<'_>,
 ) -> std::io::Result<()> {
     INDEX.store(common_dir, &key.hex(), encode(memo, key, inventory))
 }
 
 /// The file's body after its header.
-fn encode(memo: &Memo, key: &Digest, inventory: &Inventory) -> Out {
+fn encode(memo: &View<'_>, key: &Digest, inventory: &Inventory) -> Out {
     let mut out = INDEX.begin(&key.hex(), 4096);
-    match &memo.settled {
+    match memo.settled {
         None => out.0.push(0),
-        Some(s) => {
+        Some((lock, findings)) => {
             out.0.push(1);
-            out.bytes(s.lock.as_bytes());
-            put_findings(&mut out, &s.findings);
+            out.bytes(lock.as_bytes());
+            put_findings(&mut out, findings);
         }
     }
     match &memo.passes {
         None => out.0.push(0),
-        Some(p) => {
+        Some((lock, found)) => {
             out.0.push(1);
-            out.bytes(p.lock.as_bytes());
-            out.u32(p.found.len());
-            for found in &p.found {
+            out.bytes(lock.as_bytes());
+            out.u32(found.len());
+            for found in found {
                 put_findings(&mut out, found);
             }
         }
     }
     out.u32(memo.servers.len());
-    for (server, m) in inventory.servers.values().zip(&memo.servers) {
+    for (server, m) in inventory.servers.values().zip(memo.servers) {
         out.bytes(server.name.as_bytes());
         put(&mut out, &m.server);
         out.u32(m.tools.len());
@@ -384,7 +471,7 @@ mod tests {
             (&keys[2], &inv, &memo),
             (&keys[3], &other, &memo),
         ] {
-            store(dir, key, of, m).expect("stores");
+            store(dir, key, of, &m.view()).expect("stores");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let earlier = load_earlier(dir, &keys[0], &inv).expect("an earlier memo");
@@ -411,7 +498,7 @@ mod tests {
     fn a_memo_reads_back_for_its_inventory_only() {
         let (inv, memo) = sample();
         let key = Digest::of(b"inventory");
-        let bytes = cachefile::seal(encode(&memo, &key, &inv).0);
+        let bytes = cachefile::seal(encode(&memo.view(), &key, &inv).0);
         assert_eq!(decode(&bytes, &key, &inv, None), Some(memo.clone()));
         assert_eq!(
             decode(&bytes, &key, &inv, Some("blake3-01")),
@@ -431,7 +518,7 @@ mod tests {
             settled: None,
             ..memo.clone()
         };
-        let bytes2 = cachefile::seal(encode(&unsettled, &key, &inv).0);
+        let bytes2 = cachefile::seal(encode(&unsettled.view(), &key, &inv).0);
         assert_eq!(decode(&bytes2, &key, &inv, None), Some(unsettled));
         assert_eq!(decode(&bytes, &Digest::of(b"other"), &inv, None), None);
         let other = super::super::squat::tests::inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);

@@ -159,12 +159,13 @@ enum Known<'a> {
 /// Like [`run`], taking from `memo` (the inventory's, see [`memo`]) what
 /// it remembers: the settled findings when they were found against the
 /// lock whose index key is `lock`, else the per-tool findings of the pure
-/// detectors. Returns the findings, and the memo to store when it changed.
+/// detectors. Returns the findings, and what to store when the memo
+/// changed (it names some of those findings: [`memo::Learned::view`]).
 pub fn run_with(
     cx: &Context<'_>,
     memo: Option<memo::Memo>,
     lock: Option<&str>,
-) -> (Vec<Finding>, Option<memo::Memo>) {
+) -> (Vec<Finding>, Option<memo::Learned>) {
     let (remembered, settled, passes_known, earlier) = match memo {
         Some(m) => (Some(m.servers), m.settled, m.passes, m.earlier),
         None => (None, None, None, false),
@@ -207,7 +208,9 @@ pub fn run_with(
     // independent of the per-server runs and of each other: they go into
     // the same queue, first, as each is long; their findings join after
     // the per-server ones, in detector order.
-    let mut known_passes = passes_known.iter().flat_map(|p| p.found.iter());
+    // Moved into the passes they serve: the run's findings are their
+    // only copy (the memo stored names them there).
+    let mut known_passes = passes_known.into_iter().flat_map(|p| p.found);
     let passes = detectors
         .iter()
         .map(|d| (d.depends(Level::Inventory), d))
@@ -223,7 +226,7 @@ pub fn run_with(
             };
             Box::new(move || {
                 let found = match known {
-                    Some(found) => found.clone(),
+                    Some(found) => found,
                     None => {
                         let mut found = Vec::new();
                         d.inventory(cx, &mut found);
@@ -255,17 +258,28 @@ pub fn run_with(
             Done::Pass(depends, f) => passes_found.push((depends, f)),
         }
     }
-    let on_names: Vec<Vec<Finding>> = passes_found
-        .iter()
-        .filter(|(depends, _)| *depends == Depends::InventoryAndLock)
-        .map(|(_, f)| f.clone())
-        .collect();
+    // Where each pass on names put its findings among the settled ones.
+    let mut on_names = Vec::new();
     for (depends, f) in passes_found {
         match depends {
             Depends::Anything => found.live.extend(f),
-            _ => found.settled.extend(f),
+            _ => {
+                let start = found.settled.len();
+                found.settled.extend(f);
+                if depends == Depends::InventoryAndLock {
+                    on_names.push(start..found.settled.len());
+                }
+            }
         }
     }
+    // The memo keeps the passes' findings as found, and names them among
+    // the run's after the lock moved their severities: it can when the
+    // lock moved none (they are about names, not text; else they are not
+    // kept, and found again).
+    let as_found = on_names
+        .iter()
+        .flat_map(|r| &found.settled[r.clone()])
+        .all(|f| !TEXT_CLASSES.contains(&f.class));
     for f in found.live.iter_mut().chain(&mut found.settled) {
         baseline(cx, f);
     }
@@ -277,21 +291,15 @@ pub fn run_with(
     // Nothing new to remember of this inventory's own memo without a lock.
     let learned = match (remembered, lock) {
         (Some(_), None) if !earlier => None,
-        (remembered, lock) => Some(memo::Memo {
+        (remembered, lock) => Some(memo::Learned {
             // This inventory's own memo, or what was learned and carried.
             servers: match remembered {
                 Some(own) if !earlier => own,
                 _ => fresh.servers,
             },
-            settled: lock.map(|lock| memo::Settled {
-                lock: lock.to_string(),
-                findings: found.settled.clone(),
-            }),
-            passes: lock.map(|lock| memo::Passes {
-                lock: lock.to_string(),
-                found: on_names,
-            }),
-            earlier: false,
+            lock: lock.map(str::to_string),
+            settled: 0..found.settled.len(),
+            passes: as_found.then_some(on_names),
         }),
     };
     let mut out = found.settled;
@@ -890,16 +898,15 @@ mod tests {
             configs: &[],
         };
         // Each tool's text's name, in order.
-        let texts = |m: &memo::Memo| -> Vec<Option<crate::canon::Digest>> {
-            m.servers
+        let texts = |servers: &[memo::Server]| -> Vec<Option<crate::canon::Digest>> {
+            servers
                 .iter()
                 .flat_map(|s| s.tools.iter().map(|t| t.text))
                 .collect()
         };
         let (cold, learned) = run_with(&cx, None, None);
         let learned = learned.expect("a first run remembers");
-        assert!(!learned.earlier);
-        let named = texts(&learned);
+        let named = texts(&learned.servers);
         assert!(
             named.iter().all(Option::is_some),
             "every tool's text is named"
@@ -909,7 +916,7 @@ mod tests {
             message: format!("remembered {tool:?}"),
             ..finding(Class::Poison, Severity::Low, tool.unwrap_or(""), "/x")
         };
-        let mut earlier = learned.clone();
+        let mut earlier = learned.memo(&cold);
         earlier.earlier = true;
         for s in &mut earlier.servers {
             s.server.pure.push(mark(None));
@@ -948,26 +955,49 @@ mod tests {
             "the changed tool is read anew"
         );
         let relearned = relearned.expect("remembered as this inventory's");
-        assert!(!relearned.earlier);
-        assert_eq!(texts(&relearned), named);
+        assert_eq!(texts(&relearned.servers), named);
     }
 
     /// The passes on names that an earlier inventory's memo found against
     /// a lock serve a scan against that lock only.
     #[test]
     fn an_earlier_memos_passes_serve_for_its_lock_only() {
-        let inventory = with_texts("attacks/invariant-shadowing.json");
+        let mut inventory = with_texts("attacks/invariant-shadowing.json");
+        // A shadowed name and a squatted one.
+        let names: &[(&str, &[&str])] = &[
+            ("mail-a", &["send_email"]),
+            ("mail-b", &["send_email"]),
+            ("mail-c", &["send_emall"]),
+        ];
+        inventory
+            .servers
+            .append(&mut super::squat::tests::inventory(names).servers);
         let lock = Lock::default();
         let cx = Context {
             inventory: &inventory,
             lock: &lock,
             configs: &[],
         };
-        let (_, learned) = run_with(&cx, None, Some("blake3-01"));
-        let mut earlier = learned.expect("a first run remembers");
+        let (found, learned) = run_with(&cx, None, Some("blake3-01"));
+        let mut earlier = learned.expect("a first run remembers").memo(&found);
+        // Without client configs every finding is settled.
+        let settled = earlier.settled.as_ref().expect("the settled findings");
+        assert_eq!(settled.lock, "blake3-01");
+        assert_eq!(settled.findings, found);
         let passes = earlier.passes.as_mut().expect("the passes on names");
         assert_eq!(passes.lock, "blake3-01");
-        assert_eq!(passes.found.len(), 2, "shadow's and squat's");
+        let on_names: Vec<Vec<Finding>> = all()
+            .iter()
+            .filter(|d| d.depends(Level::Inventory) == Depends::InventoryAndLock)
+            .map(|d| {
+                let mut found = Vec::new();
+                d.inventory(&cx, &mut found);
+                found
+            })
+            .collect();
+        assert_eq!(on_names.len(), 2, "shadow's and squat's");
+        assert!(on_names.iter().all(|f| !f.is_empty()), "{on_names:?}");
+        assert_eq!(passes.found, on_names, "as the passes found them");
         for found in &mut passes.found {
             found.push(Finding {
                 message: "remembered".into(),
