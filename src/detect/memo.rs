@@ -244,7 +244,23 @@ pub fn store(
 
 /// The file's body after its header.
 fn encode(memo: &View<'_>, key: &Digest, inventory: &Inventory) -> Out {
-    let mut out = INDEX.begin(&key.hex(), 4096);
+    // Sized not to grow (each doubling copied up to 8 MiB at 2000x50, at
+    // the scan's peak): pages never written are never the process's.
+    let found = memo.settled.map_or(0, |(_, f)| f.len())
+        + memo
+            .passes
+            .iter()
+            .flat_map(|(_, p)| p)
+            .map(|f| f.len())
+            .sum::<usize>()
+        + memo
+            .servers
+            .iter()
+            .flat_map(|s| std::iter::once(&s.server).chain(&s.tools))
+            .map(|r| r.pure.len())
+            .sum::<usize>();
+    let tools: usize = inventory.servers.values().map(|s| 1 + s.tools.len()).sum();
+    let mut out = INDEX.begin(&key.hex(), 4096 + tools * 96 + found * 512);
     match memo.settled {
         None => out.0.push(0),
         Some((lock, findings)) => {

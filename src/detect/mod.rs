@@ -396,7 +396,11 @@ fn per_server<'m>(
             || (),
             |d, (), found| d.server(cx, &view, found),
         );
-        let mut tools = Vec::new();
+        // What is remembered of the server is remembered of each tool.
+        let mut tools = Vec::with_capacity(match own {
+            Some(_) => server.tools.len(),
+            None => 0,
+        });
         let mut read = false;
         // With a memo, the tools read are the few it does not serve: each
         // apart from the file's mapping. Without, all are, in order, and
