@@ -983,10 +983,10 @@ fn build_server(
 ) -> Result<Server, InputError> {
     let mut ambiguities = Vec::new();
     let o = &shell.fields;
-    let mut tools: BTreeMap<String, Tool> = BTreeMap::new();
-    let mut seen_at: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (tool_name, tool, collisions) in shell.tools.unwrap_or_default() {
-        let at = tool.pointer.clone();
+    let shell_tools = shell.tools.unwrap_or_default();
+    let mut tools: Vec<(String, Tool)> = Vec::with_capacity(shell_tools.len());
+    for (tool_name, tool, collisions) in shell_tools {
+        let at = &tool.pointer;
         for c in collisions {
             ambiguities.push(Ambiguity {
                 tool: Some(tool_name.clone()),
@@ -1002,25 +1002,29 @@ fn build_server(
                 message: format!("duplicate key {rel}: the tool object names it twice, and clients may read either value"),
             });
         }
-        seen_at
-            .entry(tool_name.clone())
-            .or_default()
-            .push(at.clone());
-        tools.insert(tool_name, tool);
+        tools.push((tool_name, tool));
     }
-    for (tool_name, places) in seen_at {
-        if places.len() > 1 {
-            ambiguities.push(Ambiguity {
-                tool: Some(tool_name),
-                field: Some("/name".into()),
-                message: format!(
-                    "tool name appears {} times in one server (at {}); clients may resolve either",
-                    places.len(),
-                    places.join(", ")
-                ),
-            });
-        }
+    // By name, each name's tools in the file's order (a stable sort).
+    tools.sort_by(|a, b| a.0.cmp(&b.0));
+    for same in tools
+        .chunk_by(|a, b| a.0 == b.0)
+        .filter(|same| same.len() > 1)
+    {
+        let places: Vec<&str> = same.iter().map(|(_, t)| t.pointer.as_str()).collect();
+        ambiguities.push(Ambiguity {
+            tool: Some(same[0].0.clone()),
+            field: Some("/name".into()),
+            message: format!(
+                "tool name appears {} times in one server (at {}); clients may resolve either",
+                places.len(),
+                places.join(", ")
+            ),
+        });
     }
+    // Built from the sorted list, its nodes full (inserted one by one in
+    // the file's order they were three quarters full at 2000x50); the
+    // last of a name is the one kept, as an insert keeps it.
+    let tools: BTreeMap<String, Tool> = tools.into_iter().collect();
     for p in dups
         .iter()
         .filter(|p| p.starts_with(base) && !p.starts_with(&format!("{base}/tools/")))
@@ -1270,4 +1274,80 @@ fn build_tool(path: &Path, t: Value, at: &str) -> Result<(String, Tool, Vec<Stri
         },
         collisions,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tools of one name in one server: one ambiguity per name, in name
+    /// order, naming every place in the file's order; the last of each
+    /// name is the one kept. Read whole and keeping digests only.
+    #[test]
+    fn tools_of_one_name_are_ambiguous_and_the_last_is_kept() {
+        let tool = |name: &str, n: u32| {
+            format!(
+                r#"{{"name":"{name}","description":"{name} {n}","inputSchema":{{"type":"object"}}}}"#
+            )
+        };
+        let tools = [
+            tool("b", 1),
+            tool("a", 1),
+            tool("b", 2),
+            tool("c", 1),
+            tool("a", 2),
+            tool("b", 3),
+        ];
+        let text = format!(r#"{{"server":"s","tools":[{}]}}"#, tools.join(","));
+        for digests_only in [false, true] {
+            let opts = ReadOptions {
+                digests_only,
+                ..ReadOptions::default()
+            };
+            let servers = read_files(
+                vec![(PathBuf::from("t.json"), text.clone().into_bytes())],
+                &opts,
+            )
+            .expect("reads")
+            .servers;
+            let s = &servers["s"];
+            let names: Vec<(Option<&str>, Option<&str>, &str)> = s
+                .ambiguities
+                .iter()
+                .map(|a| (a.tool.as_deref(), a.field.as_deref(), a.message.as_str()))
+                .collect();
+            assert_eq!(
+                names,
+                [
+                    (
+                        Some("a"),
+                        Some("/name"),
+                        "tool name appears 2 times in one server (at /tools/1, /tools/4); clients may resolve either"
+                    ),
+                    (
+                        Some("b"),
+                        Some("/name"),
+                        "tool name appears 3 times in one server (at /tools/0, /tools/2, /tools/5); clients may resolve either"
+                    ),
+                ],
+                "digests only: {digests_only}"
+            );
+            let kept: Vec<(&str, Option<String>)> = s
+                .tools
+                .iter()
+                .map(|(name, t)| {
+                    let raw = t.raw();
+                    let said = raw.get("description").and_then(Value::as_str);
+                    (name.as_str(), said.map(str::to_string))
+                })
+                .collect();
+            let said = |name, text: &str| (name, Some(text.to_string()));
+            assert_eq!(
+                kept,
+                [said("a", "a 2"), said("b", "b 3"), said("c", "c 1")],
+                "digests only: {digests_only}"
+            );
+            assert_eq!(s.tools["b"].pointer, "/tools/5");
+        }
+    }
 }
