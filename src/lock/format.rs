@@ -376,11 +376,15 @@ fn parse_lock(
                             "server" => ls.server = Some(entry(r, None)?),
                             "tools" => {
                                 has_tools = true;
+                                let mut tools = Vec::new();
                                 r.object(|r, tool| -> Result<(), LockError> {
-                                    let e = entry(r, Some(tool))?;
-                                    ls.tools.insert(tool.to_string(), e);
+                                    tools.push((tool.to_string(), entry(r, Some(tool))?));
                                     Ok(())
                                 })?;
+                                // Built at once, its nodes full (inserted in
+                                // order they were half full); the last of a
+                                // name is kept, as an insert keeps it.
+                                ls.tools = tools.into_iter().collect();
                             }
                             _ => return Err(LockError::at(&r.pointer(), "unknown key (written by a newer git-kams, or edited by hand?)")),
                         }
