@@ -443,6 +443,37 @@ fn a_hundred_thousand_tools_are_recorded_and_a_duplicate_is_ambiguous() {
         .collect();
     assert!(moved.is_empty(), "{moved:?}");
     sb.untouched(&before, "scan");
+
+    // Many changed at once: past the sizes from which a scan rebuilds
+    // drifted entries and loads what it found before on two threads.
+    tools.pop();
+    for (i, n) in names.iter().enumerate().step_by(300).take(300) {
+        tools[i] = tool(n, "Changed since it was recorded.");
+    }
+    sb.write("many.json", capture(&tools));
+    let out = sb.run(&["--inventory", "many.json", "--format", "json"], &["scan"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    // Each drift names the field, and shows the old and new text: both
+    // sides were rebuilt.
+    let report = json(&out.stdout);
+    let drifted: HashSet<String> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["class"] == "drift")
+        .map(|f| {
+            let tool = f["tool"].as_str().expect("a tool");
+            let shown = f.to_string();
+            assert_eq!(f["field"], "/description", "{shown}");
+            assert!(
+                shown.contains("One of many.") && shown.contains("Changed since"),
+                "{shown}"
+            );
+            tool.to_string()
+        })
+        .collect();
+    let changed: HashSet<String> = names.iter().step_by(300).take(300).cloned().collect();
+    assert_eq!(drifted, changed);
 }
 
 /// A 100 KB name is recorded whole and shown whole: it is the key that
