@@ -27,6 +27,7 @@ pub mod lock;
 pub mod metrics;
 pub mod report;
 pub mod text;
+pub mod threads;
 
 use std::io::Write;
 

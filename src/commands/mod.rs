@@ -271,7 +271,7 @@ impl Env {
             (None, None) => Ok(None),
         };
         let (inventory, lock) = if beside {
-            side_by_side(reading_inventory, || {
+            crate::threads::side_by_side(reading_inventory, || {
                 let lock = reading_lock();
                 // This core is free now for a second inventory reader.
                 free_core.store(true, std::sync::atomic::Ordering::Release);
@@ -504,34 +504,6 @@ pub fn read_inventory(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory
 /// The size (in bytes) from which the inventory and the lock file are
 /// read in a thread each (see [`Env::inventory_and_lock`]).
 const READ_IN_THREADS_FROM: u64 = 4 << 20;
-
-/// `a` on a thread of its own while `b` runs on this one, or both here
-/// (`b` first) when no thread can be started (a process limit on
-/// threads: then a run is slower, never failed).
-pub(crate) fn side_by_side<A: Send, B>(
-    a: impl FnOnce() -> A + Send,
-    b: impl FnOnce() -> B,
-) -> (A, B) {
-    // Taken by the thread, or here if it could not be started.
-    let job = std::sync::Mutex::new(Some(a));
-    let run = || {
-        job.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .map(|a| a())
-    };
-    std::thread::scope(|s| {
-        let thread = std::thread::Builder::new().spawn_scoped(s, run);
-        let b = b();
-        let a = match thread {
-            Ok(thread) => thread
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => run(),
-        };
-        (a.expect("taken once, by the thread or here"), b)
-    })
-}
 
 /// Parses a size in bytes, with an optional k, m or g suffix (as git does).
 pub fn parse_size(s: &str) -> Option<u64> {

@@ -93,7 +93,7 @@ pub fn findings(
         .collect();
     let mut materialize_lock = || lock.materialize(&drifted);
     let materialized = match drifted.len() >= SIDE_BY_SIDE_FROM / 64 {
-        true => super::side_by_side(|| inventory.materialize(&tools), materialize_lock).1,
+        true => crate::threads::side_by_side(|| inventory.materialize(&tools), materialize_lock).1,
         false => {
             inventory.materialize(&tools);
             materialize_lock()
@@ -118,7 +118,7 @@ pub fn findings(
     };
     // Both read the inventory only.
     let (memo, mut all) = match large {
-        true => super::side_by_side(memo, compared),
+        true => crate::threads::side_by_side(memo, compared),
         false => (memo(), compared()),
     };
     let configs = env.client_configs()?;

@@ -870,13 +870,7 @@ fn parse_once(
     let dups: Vec<String> = dups.into_iter().map(|(_, p)| p).collect();
     let top = shells.pop().expect("one value");
     if let Some(servers) = top.servers {
-        let mut out = Vec::new();
-        for (i, shell) in servers.into_iter().enumerate() {
-            let at = format!("/servers/{i}");
-            let name = server_name(path, &shell.fields, "name", &at)?;
-            out.push(build_server(path, name, shell, &at, &dups)?);
-        }
-        return Ok(out);
+        return build_servers(path, servers, &dups);
     }
     if top.fields.get("server").is_some() {
         let name = server_name(path, &top.fields, "server", "")?;
@@ -971,6 +965,45 @@ fn from_jsonrpc_lines(
     server.ambiguities.extend(ambiguities);
     Ok(vec![server])
 }
+
+/// The servers of a multi-server inventory from their objects, in order
+/// (the first error in that order, if any). With many tools, each half is
+/// built on a core of its own: one took 25 ms of a re-captured 2000x50
+/// scan while the other core waited.
+fn build_servers(path: &Path, shells: Vec<Shell>, dups: &[String]) -> Result<Vec<Server>, Fail> {
+    build_servers_from(path, shells, dups, BUILD_IN_HALVES_FROM)
+}
+
+/// [`build_servers`], in halves from `halves_from` tools.
+fn build_servers_from(
+    path: &Path,
+    shells: Vec<Shell>,
+    dups: &[String],
+    halves_from: usize,
+) -> Result<Vec<Server>, Fail> {
+    let build = |shells: Vec<(usize, Shell)>| -> Result<Vec<Server>, Fail> {
+        let mut out = Vec::with_capacity(shells.len());
+        for (i, shell) in shells {
+            let at = format!("/servers/{i}");
+            let name = server_name(path, &shell.fields, "name", &at)?;
+            out.push(build_server(path, name, shell, &at, dups)?);
+        }
+        Ok(out)
+    };
+    let tools = |s: &(usize, Shell)| s.1.tools.as_ref().map_or(0, Vec::len) + 1;
+    let mut first: Vec<(usize, Shell)> = shells.into_iter().enumerate().collect();
+    if first.iter().map(tools).sum::<usize>() < halves_from {
+        return build(first);
+    }
+    let second = first.split_off(crate::threads::halfway(&first, tools));
+    let (second, first) = crate::threads::side_by_side(|| build(second), || build(first));
+    let mut out = first?;
+    out.extend(second?);
+    Ok(out)
+}
+
+/// The number of tools from which [`build_servers`] builds on two cores.
+const BUILD_IN_HALVES_FROM: usize = 16_384;
 
 /// Builds a server from its object (`base` is its pointer in the file) and
 /// the file's duplicate-key pointers.
@@ -1279,6 +1312,63 @@ fn build_tool(path: &Path, t: Value, at: &str) -> Result<(String, Tool, Vec<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Servers built in halves on two threads are those built in order
+    /// on one, and so is the first error in the file's order.
+    #[test]
+    fn servers_built_in_halves_are_those_built_in_order() {
+        let path = Path::new("t.json");
+        let server = |i: usize, name: &str| {
+            let tools: Vec<String> = (0..i % 4)
+                .map(|t| format!(r#"{{"name":"t{t}","description":"tool {t} of {i}"}}"#))
+                .collect();
+            format!(
+                r#"{{"name":{name},"instructions":"server {i}","tools":[{}]}}"#,
+                tools.join(",")
+            )
+        };
+        let built = |names: &[String], halves_from: usize| {
+            let servers: Vec<String> = names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| server(i, n))
+                .collect();
+            let text = format!(r#"{{"servers":[{}]}}"#, servers.join(","));
+            let mut r = json::Reader::new(text.as_bytes(), json::MAX_DEPTH).expect("JSON");
+            let src = Source::new(None, None, false, None);
+            let Ok(top) = read_shell(&mut r, path, &src, Level::Top) else {
+                panic!("a shell")
+            };
+            let shells = top.servers.expect("servers");
+            match build_servers_from(path, shells, &[], halves_from) {
+                Ok(servers) => Ok(format!("{servers:?}")),
+                Err(e) => Err(e.into_input(path).to_string()),
+            }
+        };
+        let good: Vec<String> = (0..9).map(|i| format!(r#""s{i}""#)).collect();
+        let whole = built(&good, usize::MAX);
+        assert!(
+            whole.as_ref().is_ok_and(|s| s.contains("tool 1 of 6")),
+            "{whole:?}"
+        );
+        assert_eq!(built(&good, 0), whole);
+        // A bad name late, then early too: the early one is reported.
+        let mut bad = good.clone();
+        bad[7] = "7".into();
+        let late = built(&bad, usize::MAX);
+        assert!(
+            late.as_ref().is_err_and(|e| e.contains("/servers/7")),
+            "{late:?}"
+        );
+        assert_eq!(built(&bad, 0), late);
+        bad[1] = "1".into();
+        let early = built(&bad, usize::MAX);
+        assert!(
+            early.as_ref().is_err_and(|e| e.contains("/servers/1")),
+            "{early:?}"
+        );
+        assert_eq!(built(&bad, 0), early);
+    }
 
     /// Tools of one name in one server: one ambiguity per name, in name
     /// order, naming every place in the file's order; the last of each
