@@ -129,7 +129,8 @@ pub fn findings(
             lock: &lock,
             configs: &configs,
         };
-        let (found, learned) = detect::run_with(&cx, memo, lock_key.as_deref());
+        let learn = memo_at.is_some();
+        let (found, learned) = detect::run_with(&cx, memo, lock_key.as_deref(), learn);
         if let (Some((dir, key)), Some(learned)) = (memo_at, learned) {
             // Saves time only: an unwritable repository is no reason to fail.
             let _ = detect::memo::store(&dir, &key, &inventory, &learned.view(&found));

@@ -131,7 +131,7 @@ pub fn all() -> Vec<Box<dyn Detector>> {
 /// Runs every detector over the inventory, then sets severities by what
 /// the lock says was approved.
 pub fn run(cx: &Context<'_>) -> Vec<Finding> {
-    run_with(cx, None, None).0
+    run_with(cx, None, None, false).0
 }
 
 /// What a run found, by what it depends on.
@@ -154,17 +154,21 @@ enum Known<'a> {
     Remembered(&'a memo::Remembered, bool),
     /// Every finding that does not depend on anything else is in hand.
     Settled,
+    /// Nothing, and nothing is to be remembered of it (no memo is kept).
+    Unkept,
 }
 
 /// Like [`run`], taking from `memo` (the inventory's, see [`memo`]) what
 /// it remembers: the settled findings when they were found against the
 /// lock whose index key is `lock`, else the per-tool findings of the pure
-/// detectors. Returns the findings, and what to store when the memo
-/// changed (it names some of those findings: [`memo::Learned::view`]).
+/// detectors. Returns the findings, and, when `learn` (a memo is kept),
+/// what to store when the memo changed (it names some of those findings:
+/// [`memo::Learned::view`]).
 pub fn run_with(
     cx: &Context<'_>,
     memo: Option<memo::Memo>,
     lock: Option<&str>,
+    learn: bool,
 ) -> (Vec<Finding>, Option<memo::Learned>) {
     let (remembered, settled, passes_known, earlier) = match memo {
         Some(m) => (Some(m.servers), m.settled, m.passes, m.earlier),
@@ -240,8 +244,15 @@ pub fn run_with(
     let chunks = chunks.into_iter().map(|range| -> Job<'_> {
         Box::new(move || {
             let known = known.map(|m| &m[range.clone()]);
-            let (found, learned) =
-                per_server(cx, detectors, &servers[range], known, earlier, is_settled);
+            let (found, learned) = per_server(
+                cx,
+                detectors,
+                &servers[range],
+                known,
+                earlier,
+                is_settled,
+                learn,
+            );
             Done::Servers(found, learned)
         })
     });
@@ -290,6 +301,7 @@ pub fn run_with(
     }
     // Nothing new to remember of this inventory's own memo without a lock.
     let learned = match (remembered, lock) {
+        _ if !learn => None,
         (Some(_), None) if !earlier => None,
         (remembered, lock) => Some(memo::Learned {
             // This inventory's own memo, or what was learned and carried.
@@ -366,7 +378,7 @@ fn in_parallel<T: Send, F: FnOnce() -> T + Send>(jobs: Vec<F>, cores: usize) -> 
 /// The per-server and per-tool findings of `servers`, in order, with
 /// what to remember of each server and tool (nothing when `settled` says
 /// that only what depends on more is wanted, or when `memo` is this
-/// inventory's own). `memo` is what is
+/// inventory's own, or when nothing is to be `learn`ed). `memo` is what is
 /// remembered of them: of this inventory, or of an `earlier` one with the
 /// same names, whose tools serve only where the text is the same.
 fn per_server<'m>(
@@ -376,13 +388,15 @@ fn per_server<'m>(
     memo: Option<&'m [memo::Server]>,
     earlier: bool,
     settled: bool,
+    learn: bool,
 ) -> (Found, Vec<memo::Server>) {
     let mut found = Found::default();
     let mut learned = Vec::new();
     let known = |r: Option<&'m memo::Remembered>| match (settled, r) {
         (true, _) => Known::Settled,
         (false, Some(r)) => Known::Remembered(r, earlier),
-        (false, None) => Known::Nothing,
+        (false, None) if learn => Known::Nothing,
+        (false, None) => Known::Unkept,
     };
     for (i, server) in servers.iter().enumerate() {
         let remembered = memo.map(|m| &m[i]);
@@ -462,7 +476,7 @@ fn subject<T>(
 ) -> Option<memo::Remembered> {
     let must = |d: &dyn Detector| match (d.depends(level), known) {
         (Depends::Nothing, _) => false,
-        (Depends::Anything, _) | (_, Known::Nothing) => true,
+        (Depends::Anything, _) | (_, Known::Nothing | Known::Unkept) => true,
         (_, Known::Settled) => false,
         (Depends::InventoryToReport, Known::Remembered(k, _)) => !k.quiet,
         (Depends::Inventory, Known::Remembered(..)) => false,
@@ -498,6 +512,10 @@ fn subject<T>(
         Known::Nothing => {
             found.settled.extend(r.pure.iter().cloned());
             Some(r)
+        }
+        Known::Unkept => {
+            found.settled.append(&mut r.pure);
+            None
         }
     }
 }
@@ -908,7 +926,9 @@ mod tests {
                 .flat_map(|s| s.tools.iter().map(|t| t.text))
                 .collect()
         };
-        let (cold, learned) = run_with(&cx, None, None);
+        let (cold, learned) = run_with(&cx, None, None, true);
+        assert_eq!(run(&cx), cold, "the same, with nothing learned");
+        assert!(run_with(&cx, None, None, false).1.is_none());
         let learned = learned.expect("a first run remembers");
         let named = texts(&learned.servers);
         assert!(
@@ -935,7 +955,7 @@ mod tests {
             .position(|name| name == "invariant-direct-poisoning")
             .expect("the attack's server");
         earlier.servers[changed].tools[0].text = Some(crate::canon::Digest::of(b"other"));
-        let (found, relearned) = run_with(&cx, Some(earlier), None);
+        let (found, relearned) = run_with(&cx, Some(earlier), None, true);
         let marks = found
             .iter()
             .filter(|f| f.message.starts_with("remembered"))
@@ -982,7 +1002,7 @@ mod tests {
             lock: &lock,
             configs: &[],
         };
-        let (found, learned) = run_with(&cx, None, Some("blake3-01"));
+        let (found, learned) = run_with(&cx, None, Some("blake3-01"), true);
         let mut earlier = learned.expect("a first run remembers").memo(&found);
         // Without client configs every finding is settled.
         let settled = earlier.settled.as_ref().expect("the settled findings");
@@ -1011,7 +1031,7 @@ mod tests {
         earlier.settled = None;
         earlier.earlier = true;
         let marks = |lock: &str| {
-            let (found, _) = run_with(&cx, Some(earlier.clone()), Some(lock));
+            let (found, _) = run_with(&cx, Some(earlier.clone()), Some(lock), true);
             found.iter().filter(|f| f.message == "remembered").count()
         };
         assert_eq!(marks("blake3-01"), 2, "its lock");
