@@ -270,16 +270,12 @@ impl Env {
             (None, Some(rev)) => self.lock_at(rev, descriptors).map(Some),
             (None, None) => Ok(None),
         };
-        let (inventory, lock) = if beside {
-            crate::threads::side_by_side(reading_inventory, || {
-                let lock = reading_lock();
-                // This core is free now for a second inventory reader.
-                free_core.store(true, std::sync::atomic::Ordering::Release);
-                lock
-            })
-        } else {
-            (reading_inventory(), reading_lock())
-        };
+        let (inventory, lock) = crate::threads::side_by_side_if(beside, reading_inventory, || {
+            let lock = reading_lock();
+            // This core is free now for a second inventory reader.
+            free_core.store(true, std::sync::atomic::Ordering::Release);
+            lock
+        });
         let inventory = inventory?;
         let (lock, key) = match (lock?, &lock_file) {
             (Some(l), _) => l,

@@ -91,14 +91,11 @@ pub fn findings(
         .iter()
         .filter_map(|(s, t)| Some((s.clone(), t.clone()?)))
         .collect();
-    let mut materialize_lock = || lock.materialize(&drifted);
-    let materialized = match drifted.len() >= SIDE_BY_SIDE_FROM / 64 {
-        true => crate::threads::side_by_side(|| inventory.materialize(&tools), materialize_lock).1,
-        false => {
-            inventory.materialize(&tools);
-            materialize_lock()
-        }
-    };
+    let (_, materialized) = crate::threads::side_by_side_if(
+        drifted.len() >= SIDE_BY_SIDE_FROM / 64,
+        || inventory.materialize(&tools),
+        || lock.materialize(&drifted),
+    );
     materialized
         .map_err(|e| crate::lock::store::lock_error(&env.lock_path().unwrap_or_default(), e))?;
     drop((drifted, tools));
@@ -112,15 +109,12 @@ pub fn findings(
                 .or_else(|| detect::memo::load_earlier(dir, key, &inventory))
         })
     };
-    let mut compared = || {
+    let compared = || {
         let _step = env.step("comparing with the lock", err);
         compare::compare(&inventory, &lock)
     };
     // Both read the inventory only.
-    let (memo, mut all) = match large {
-        true => crate::threads::side_by_side(memo, compared),
-        false => (memo(), compared()),
-    };
+    let (memo, mut all) = crate::threads::side_by_side_if(large, memo, compared);
     let configs = env.client_configs()?;
     {
         let _step = env.step("running the detectors", err);
