@@ -130,13 +130,18 @@ pub fn read(file: &Path, max: u64) -> Option<crate::input::Input> {
 /// writes, since two threads may write at once) and a rename, creating
 /// the folder.
 pub fn write(file: &Path, stem: &str, bytes: &[u8]) -> std::io::Result<()> {
+    write_parts(file, stem, &[bytes])
+}
+
+/// [`write`] of `parts`, one after the other.
+fn write_parts(file: &Path, stem: &str, parts: &[&[u8]]) -> std::io::Result<()> {
     static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(".{stem}-{}-{n}.tmp", std::process::id()));
     let written = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|mut f| parts.iter().try_for_each(|part| f.write_all(part)))
         .and_then(|()| std::fs::rename(&tmp, file));
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -268,10 +273,28 @@ impl Named {
     /// newest `keep` of this kind. While a [`Later`] lives, this happens
     /// on a thread of its own and returns `Ok` at once.
     pub fn store(&self, common_dir: &Path, name: &str, out: Out) -> std::io::Result<()> {
+        self.store_parts(common_dir, name, vec![out])
+    }
+
+    /// [`Named::store`] of `parts` one after the other, as one file: parts
+    /// encoded apart (on a core each) are joined without a copy.
+    pub fn store_parts(
+        &self,
+        common_dir: &Path,
+        name: &str,
+        parts: Vec<Out>,
+    ) -> std::io::Result<()> {
         let path = self.file(common_dir, name);
         let (prefix, keep) = (self.prefix, self.keep);
         let store = move || -> std::io::Result<()> {
-            write(&path, prefix.trim_end_matches('-'), &seal(out.0))?;
+            let mut sum = blake3::Hasher::new();
+            for part in &parts {
+                sum.update(&part.0);
+            }
+            let sum = sum.finalize();
+            let mut all: Vec<&[u8]> = parts.iter().map(|part| part.0.as_slice()).collect();
+            all.push(sum.as_bytes());
+            write_parts(&path, prefix.trim_end_matches('-'), &all)?;
             prune(path.parent().unwrap_or(Path::new(".")), prefix, keep);
             Ok(())
         };
@@ -649,6 +672,36 @@ mod tests {
         let mut bad = sealed.clone();
         bad[5 << 20] ^= 1;
         assert!(NAMED.open_giving(&bad, "n", &keep).is_none());
+    }
+
+    #[test]
+    fn parts_are_stored_as_one_file() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        const PARTS: Named = Named {
+            prefix: "parts-",
+            magic: b"kams-prt\0\0\0\x01",
+            keep: 2,
+        };
+        let mut first = PARTS.begin("n", 0);
+        first.u32(3);
+        first.bytes(b"one");
+        let mut second = Out(Vec::new());
+        second.bytes(b"two");
+        second.bytes(b"three");
+        let mut joined = first.0.clone();
+        joined.extend_from_slice(&second.0);
+        PARTS
+            .store_parts(dir.path(), "n", vec![first, second])
+            .expect("stores");
+        let file = std::fs::read(PARTS.file(dir.path(), "n")).expect("written");
+        assert_eq!(file, seal(joined));
+        let mut r = PARTS.open(&file, "n").expect("opens");
+        let items = r.list(|r| r.str().map(str::to_string));
+        assert_eq!(
+            items.as_deref(),
+            Some(&["one", "two", "three"].map(String::from)[..])
+        );
+        assert!(r.rest.is_empty());
     }
 
     #[test]
