@@ -7,7 +7,7 @@
 //! sends their counts to an OpenTelemetry backend; [`import`] reads the
 //! approval files of two older tools. [`git`] and
 //! [`commands`] are the edge where files, git and the command line meet the
-//! pure core.
+//! pure core; [`threads`] shares large inputs' work with a second core.
 
 pub mod canon;
 pub mod capture;
