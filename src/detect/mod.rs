@@ -521,7 +521,7 @@ fn subject<T>(
 }
 
 /// Raises the drift of a pinned field to critical when the changed text is
-/// itself critically poisoned (see [`baseline`]): the approved descriptor
+/// itself critically poisoned (see `baseline`): the approved descriptor
 /// was swapped for one that gives the model orders, the rug pull that
 /// should page someone. Other drift keeps its severity, so "critical
 /// drift" means exactly this (the SigNoz alert in docs/ relies on it).

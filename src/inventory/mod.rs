@@ -202,8 +202,9 @@ pub struct ReadOptions {
     /// [`index`]), for reads with `digests_only`.
     pub index_dir: Option<PathBuf>,
     /// When set, a second core is free for reading a large inventory only
-    /// once it is true (another reading runs beside this one until then);
-    /// when not, at once. See [`read_servers`].
+    /// once it is true (another reading runs beside this one until then):
+    /// the second reader of a large `servers` array waits for it; when not
+    /// set, it starts at once.
     pub free_core: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 

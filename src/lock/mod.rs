@@ -1,6 +1,6 @@
 //! `kams.lock`: what was seen and what was approved, per server and tool.
 //!
-//! [`format`] is the pure part (the data, its one canonical text layout and
+//! [`format`](mod@format) is the pure part (the data, its one canonical text layout and
 //! its strict reader); [`store`] is the edge (reading the file, and writing
 //! it atomically under a lock file that a second writer respects).
 //! The layout is specified in `docs/lockfile.md`.
