@@ -48,10 +48,10 @@ pub fn inventory(data: &[u8]) -> bool {
             l.err()
         ),
     };
-    let wanted: Vec<(String, String)> = lean
+    let wanted: Vec<(String, Option<String>)> = lean
         .servers
         .values()
-        .flat_map(|s| s.tools.keys().map(|t| (s.name.clone(), t.clone())))
+        .flat_map(|s| s.tools.keys().map(|t| (s.name.clone(), Some(t.clone()))))
         .collect();
     lean.materialize(&wanted);
     assert_eq!(

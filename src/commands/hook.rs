@@ -377,11 +377,7 @@ impl Check<'_> {
         lock.materialize(&drifted).map_err(|e| {
             crate::lock::store::lock_error(Path::new(&format!("{}:{lock_name}", short(tip))), e)
         })?;
-        let tools: Vec<(String, String)> = drifted
-            .into_iter()
-            .filter_map(|(s, t)| t.map(|t| (s, t)))
-            .collect();
-        inventory.materialize(&tools);
+        inventory.materialize(&drifted);
 
         // Per subject: the classes found and the fields that drifted.
         let mut by_subject: BTreeMap<(String, Option<String>), Seen> = BTreeMap::new();

@@ -87,18 +87,14 @@ pub fn findings(
     // entries that differ.
     let drifted = compare::drifted(&pairs);
     drop(pairs);
-    let tools: Vec<(String, String)> = drifted
-        .iter()
-        .filter_map(|(s, t)| Some((s.clone(), t.clone()?)))
-        .collect();
     let (_, materialized) = crate::threads::side_by_side_if(
         drifted.len() >= SIDE_BY_SIDE_FROM / 64,
-        || inventory.materialize(&tools),
+        || inventory.materialize(&drifted),
         || lock.materialize(&drifted),
     );
     materialized
         .map_err(|e| crate::lock::store::lock_error(&env.lock_path().unwrap_or_default(), e))?;
-    drop((drifted, tools));
+    drop(drifted);
     // What the detectors found in this inventory before, if it was.
     let memo_at = env.index_dir()?.zip(inventory.index_key);
     let lock_key = lock_key.map(|k| k.name());

@@ -162,11 +162,14 @@ pub struct Inventory {
 }
 
 impl Inventory {
-    /// Rebuilds the fields of the given tools, read with
-    /// [`ReadOptions::digests_only`], from the bytes they were read from.
-    pub fn materialize(&mut self, wanted: &[(String, String)]) {
+    /// Rebuilds the fields of the given tools (`None`: a server's own
+    /// fields, which are always whole), read with
+    /// [`ReadOptions::digests_only`], from the bytes they were read from:
+    /// `wanted` names subjects as [`crate::lock::Lock::materialize`] does.
+    pub fn materialize(&mut self, wanted: &[(String, Option<String>)]) {
         // Each text read apart from the mapping: no page of it comes in.
         for (server, tool) in wanted {
+            let Some(tool) = tool else { continue };
             let Some(t) = self
                 .servers
                 .get_mut(server)
