@@ -26,9 +26,17 @@ const MAX_VALUE_DEPTH: usize = crate::json::MAX_DEPTH + 8;
 
 /// `body` followed by its BLAKE3 hash.
 pub fn seal(mut body: Vec<u8>) -> Vec<u8> {
-    let sum = blake3::hash(&body);
-    body.extend_from_slice(sum.as_bytes());
+    body.extend_from_slice(sum(&[&body]).as_bytes());
     body
+}
+
+/// The seal of a body written in `parts`, one after the other.
+fn sum(parts: &[&[u8]]) -> blake3::Hash {
+    let mut sum = blake3::Hasher::new();
+    for part in parts {
+        sum.update(part);
+    }
+    sum.finalize()
 }
 
 /// The body of a sealed file, `None` when the seal does not match.
@@ -287,13 +295,9 @@ impl Named {
         let path = self.file(common_dir, name);
         let (prefix, keep) = (self.prefix, self.keep);
         let store = move || -> std::io::Result<()> {
-            let mut sum = blake3::Hasher::new();
-            for part in &parts {
-                sum.update(&part.0);
-            }
-            let sum = sum.finalize();
             let mut all: Vec<&[u8]> = parts.iter().map(|part| part.0.as_slice()).collect();
-            all.push(sum.as_bytes());
+            let seal = sum(&all);
+            all.push(seal.as_bytes());
             write_parts(&path, prefix.trim_end_matches('-'), &all)?;
             prune(path.parent().unwrap_or(Path::new(".")), prefix, keep);
             Ok(())
