@@ -28,7 +28,8 @@
 //! it has no memo of its own, the newest memo of an inventory with the
 //! same server and tool names, in the same order ([`load_earlier`]),
 //! serves each tool whose text is byte for byte the one it remembers
-//! (each tool's text is named by its BLAKE3 hash): the pure detectors
+//! (each tool's text is named by its SHA-256 hash,
+//! [`cachefile::name_text`]): the pure detectors
 //! read a tool and the inventory's names, nothing else. So do the passes
 //! over the names that the lock moves ([`Passes`]): their findings serve
 //! against the same lock. Servers' own fields, and the other findings
@@ -44,7 +45,7 @@ use crate::inventory::Inventory;
 /// The memo files.
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "findings-",
-    magic: b"kams-fix\0\0\0\x08",
+    magic: b"kams-fix\0\0\0\x09",
     keep: cachefile::Named::KEEP,
 };
 
@@ -55,8 +56,9 @@ pub struct Remembered {
     pub pure: Vec<Finding>,
     /// True when no other per-tool detector reported anything.
     pub quiet: bool,
-    /// The BLAKE3 hash of the tool's text it was found in (`None` for a
-    /// server's own fields, and a tool read without its text).
+    /// The name of the tool's text it was found in
+    /// ([`cachefile::name_text`]; `None` for a server's own fields, and a
+    /// tool read without its text).
     pub text: Option<Digest>,
 }
 

@@ -84,8 +84,20 @@ impl Giving<'_> {
 /// Names a file's content: BLAKE3, a cryptographic hash (an index named
 /// by a collision would describe another text), at about three times the
 /// speed of SHA-256 with SHA-NI on the machines measured, over the 125 MiB
-/// lock and 54 MiB inventory a large scan names on every run.
+/// lock and 54 MiB inventory a large scan names on every run. Short texts
+/// are named by [`name_text`].
 pub struct Namer(blake3::Hasher);
+
+/// Names a tool's text in an inventory (an index gives the digests of a
+/// tool whose text it has seen by this name): SHA-256, as cryptographic as
+/// BLAKE3 and, with SHA-NI, faster on texts this short. A 2000x50
+/// inventory names 100,000 texts of about 540 bytes: SHA-256 hashed 540
+/// bytes at 1,660 MB/s here, BLAKE3 at 880 MB/s (BLAKE3 is ahead from a
+/// few KiB, where it hashes chunks side by side: 2,410 against 1,770 MB/s
+/// at 4 KiB).
+pub fn name_text(text: &[u8]) -> Digest {
+    Digest::of(text)
+}
 
 impl Namer {
     /// An empty one.

@@ -25,7 +25,7 @@ use crate::lock::index::sorted;
 /// The inventory index files.
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "inventory-",
-    magic: b"kams-iix\0\0\0\x05",
+    magic: b"kams-iix\0\0\0\x06",
     keep: cachefile::Named::KEEP,
 };
 
@@ -208,7 +208,8 @@ fn take_place<'a>(r: &mut In<'a>) -> Option<(&'a str, std::ops::Range<usize>, Op
 }
 
 /// What an earlier reading of another inventory found of each tool's
-/// text: its name and digests, by the text's BLAKE3 hash, for the tools
+/// text: its name and digests, by the text's name
+/// ([`cachefile::name_text`]), for the tools
 /// it read without an ambiguity. A tool's name and digests are a function
 /// of its text alone, so a tool captured again unchanged is taken from
 /// here instead of being digested again; the entries stay in the index's
@@ -455,7 +456,7 @@ mod tests {
                 let text = t.text.expect("a tool read with digests only is named");
                 assert_eq!(
                     Some(text),
-                    t.lazy.text().map(cachefile::Namer::of),
+                    t.lazy.text().map(cachefile::name_text),
                     "its text's hash"
                 );
                 let plain = !s.ambiguities.iter().any(|a| a.tool.as_ref() == Some(tool));

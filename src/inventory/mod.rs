@@ -82,8 +82,8 @@ pub struct Tool {
     pub pointer: String,
     /// Where to rebuild the fields from, when they were dropped.
     pub lazy: Lazy,
-    /// The BLAKE3 hash of that text, when it was read with
-    /// [`ReadOptions::digests_only`] and an index
+    /// The name of that text ([`crate::git::cachefile::name_text`]), when
+    /// it was read with [`ReadOptions::digests_only`] and an index
     /// ([`ReadOptions::index_dir`]): what an earlier reading of the same
     /// text ([`index::Earlier`]) and the detectors' memo
     /// ([`crate::detect::memo`]) know it by.
@@ -496,7 +496,7 @@ fn read_shell(
                     let text = &(**bytes).as_ref()[start..end];
                     let hash = src
                         .name_texts
-                        .then(|| crate::git::cachefile::Namer::of(text));
+                        .then(|| crate::git::cachefile::name_text(text));
                     let digested = match earlier {
                         None => digested,
                         Some(earlier) => {
