@@ -236,6 +236,9 @@ pub struct History {
     /// The same repository, for short ids only: it never re-lists the pack
     /// folder (see [`History::new`]).
     short_ids: gix::Repository,
+    /// The same repository, for lock blobs only: without the object cache
+    /// (see [`History::new`]).
+    blobs: gix::Repository,
     path: PathBuf,
     graph: Option<gix::commitgraph::Graph>,
     shallow: Vec<ObjectId>,
@@ -276,6 +279,14 @@ impl History {
         // long log runs.
         let mut short_ids = repo.clone();
         short_ids.objects.refresh_never();
+        // Lock blobs are read once per version and kept in `versions`: in
+        // the object cache each was only copied (a 1.5 MB lock, in a 4 MiB
+        // cache), pushing out the commits and trees it is there for. The
+        // first `log` of a clone of the benchmark history took 6.3-6.7 s
+        // with them in it, 5.5-5.6 s without (docs/performance.md,
+        // "Eleventh pass").
+        let mut blobs = repo.clone();
+        blobs.object_cache_size(None);
         // The commit-graph is a cache: a broken one only makes us slower.
         let graph = repo.commit_graph_if_enabled().ok().flatten();
         let mut shallow: Vec<ObjectId> = repo
@@ -287,6 +298,7 @@ impl History {
         Ok(History {
             repo,
             short_ids,
+            blobs,
             path: path.to_path_buf(),
             graph,
             shallow,
@@ -491,7 +503,7 @@ impl History {
             }
         } else {
             let object = self
-                .repo
+                .blobs
                 .find_object(blob)
                 .with_context(|| format!("cannot read blob {blob} of {}", self.path.display()))?;
             let bytes = crate::lock::store::strip_bom(object.detach().data);
