@@ -4,6 +4,7 @@
 //! fields, recorded, re-approved, unpinned, removed). How commits are
 //! chosen is in `docs/history.md`.
 
+use std::collections::VecDeque;
 use std::io::Write;
 
 use anyhow::{anyhow, Result};
@@ -52,8 +53,33 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write, err: &mut dyn Write) 
                 history.use_log_cache();
             }
             let mut walk = LogWalk::new(&mut history, tip)?;
+            // The walk runs a few steps ahead, so that the lock versions
+            // they compare are read on the other cores meanwhile.
+            let mut ahead: VecDeque<Step> = VecDeque::new();
+            let mut walked = false;
             while args.max_count.is_none_or(|n| listed.len() < n) {
-                let Some(step) = walk.next(&mut history)? else {
+                while !walked && ahead.len() < READ_AHEAD {
+                    let Some(step) = walk.next(&mut history)? else {
+                        walked = true;
+                        break;
+                    };
+                    if let Step::Changed {
+                        time,
+                        before,
+                        after,
+                        ..
+                    } = step
+                    {
+                        let within =
+                            until.is_none_or(|u| time <= u) && since.is_none_or(|s| time >= s);
+                        if within && history.compares(before, after) {
+                            let blobs: Vec<_> = [before, after].into_iter().flatten().collect();
+                            history.read_ahead(&blobs);
+                        }
+                    }
+                    ahead.push_back(step);
+                }
+                let Some(step) = ahead.pop_front() else {
                     break;
                 };
                 let (commit, time, parent, before, after) = match step {
@@ -146,6 +172,11 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write, err: &mut dyn Write) 
     })?;
     Ok(0)
 }
+
+/// Steps the walk runs ahead of the listing (see [`History::read_ahead`]):
+/// enough to keep two readers busy, few enough that `-n 1` reads little
+/// more than it lists.
+const READ_AHEAD: usize = 8;
 
 /// A `--since` / `--until` value as seconds since the epoch: RFC 3339, or
 /// anything git's date parser reads (`2026-01-31`, `2 weeks ago`...);

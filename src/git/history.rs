@@ -193,6 +193,121 @@ fn index(bytes: &[u8]) -> Option<Vec<(Key, Range<usize>)>> {
     Some(out)
 }
 
+/// A lock blob's text and index, as a [`Version`] holds them.
+type Read = (Vec<u8>, Option<Vec<(Key, Range<usize>)>>);
+
+/// The text of lock blob `blob` (after any byte order mark) and its
+/// [`index`]; `None` when it is larger than a lock may be.
+fn read_blob(repo: &gix::Repository, blob: ObjectId, path: &Path) -> Result<Option<Read>> {
+    let size = repo
+        .find_header(blob)
+        .with_context(|| format!("cannot read blob {blob} of {}", path.display()))?
+        .size();
+    if size > crate::lock::store::MAX_LOCK_SIZE {
+        return Ok(None);
+    }
+    let object = repo
+        .find_object(blob)
+        .with_context(|| format!("cannot read blob {blob} of {}", path.display()))?;
+    let bytes = crate::lock::store::strip_bom(object.detach().data);
+    let index = index(&bytes);
+    Ok(Some((bytes, index)))
+}
+
+/// Where a reader gives back each blob's text.
+type Given = std::sync::mpsc::Receiver<(ObjectId, Option<Read>)>;
+
+/// Lock versions read on other cores, each reader taking the blobs it is
+/// given in order: a first `log` of a clone spends nine tenths of its time
+/// decompressing and indexing versions, which do not depend on each other.
+struct Ahead {
+    /// Per reader: where its blobs go, and where their texts come back
+    /// (`None`: it could not read one; [`History::version`] then does, and
+    /// says why).
+    readers: Vec<(std::sync::mpsc::Sender<ObjectId>, Given)>,
+    /// The reader each blob asked for and not yet taken went to.
+    asked: HashMap<ObjectId, usize>,
+    /// Texts that came back before they were taken.
+    arrived: HashMap<ObjectId, Option<Read>>,
+    /// The reader the next blob goes to.
+    next: usize,
+    /// Texts taken as read by a reader.
+    taken: usize,
+}
+
+/// Texts a reader may hold finished before they are taken (each up to a
+/// lock's size).
+const AHEAD_BOUND: usize = 2;
+
+impl Ahead {
+    /// Up to `count` readers of `repo` (none when no thread can start).
+    fn start(repo: &gix::Repository, path: &Path, count: usize) -> Option<Ahead> {
+        let mut readers = Vec::new();
+        for _ in 0..count {
+            let (ask, asked) = std::sync::mpsc::channel::<ObjectId>();
+            let (give, given) = std::sync::mpsc::sync_channel(AHEAD_BOUND);
+            let repo = repo.clone().into_sync();
+            let path = path.to_path_buf();
+            let reader = move || {
+                let repo = repo.to_thread_local();
+                for blob in asked {
+                    let read = read_blob(&repo, blob, &path).ok().flatten();
+                    if give.send((blob, read)).is_err() {
+                        break;
+                    }
+                }
+            };
+            // Detached: it ends when its History drops its sender, after
+            // the blob in hand.
+            if std::thread::Builder::new().spawn(reader).is_ok() {
+                readers.push((ask, given));
+            }
+        }
+        (!readers.is_empty()).then(|| Ahead {
+            readers,
+            asked: HashMap::new(),
+            arrived: HashMap::new(),
+            next: 0,
+            taken: 0,
+        })
+    }
+
+    /// Gives `blob` to the next reader.
+    fn ask(&mut self, blob: ObjectId) {
+        if self.asked.contains_key(&blob) || self.arrived.contains_key(&blob) {
+            return;
+        }
+        let i = self.next % self.readers.len();
+        if self.readers[i].0.send(blob).is_ok() {
+            self.asked.insert(blob, i);
+            self.next += 1;
+        }
+    }
+
+    /// The text of `blob` when a reader was given it and read it, waiting
+    /// for it; `None` when none was, or it could not.
+    fn take(&mut self, blob: ObjectId) -> Option<Read> {
+        let read = self.arrived.remove(&blob).or_else(|| self.wait(blob))?;
+        self.taken += usize::from(read.is_some());
+        read
+    }
+
+    /// What the reader given `blob` gave back for it (`None`: none was).
+    fn wait(&mut self, blob: ObjectId) -> Option<Option<Read>> {
+        let i = self.asked.remove(&blob)?;
+        // A reader answers in the order it was asked: what comes first was
+        // asked for before this blob, and is kept until taken.
+        while let Ok((id, read)) = self.readers[i].1.recv() {
+            if id == blob {
+                return Some(read);
+            }
+            self.asked.remove(&id);
+            self.arrived.insert(id, read);
+        }
+        None
+    }
+}
+
 /// A lock version read from git: parsed, or why it could not be.
 pub type Parsed = Rc<Result<Lock, String>>;
 
@@ -247,6 +362,8 @@ pub struct History {
     /// root tree, changes per pair of blobs, facts per commit.
     known: Contents,
     versions: Vec<(ObjectId, Rc<Version>)>,
+    /// Versions being read on other cores ([`History::read_ahead`]).
+    ahead: Option<Ahead>,
     /// The log cache in use, if any.
     cache: Option<CacheFile>,
     /// True once `known` holds something the cache file did not.
@@ -305,6 +422,7 @@ impl History {
             nodes: IdMap::default(),
             known: Contents::default(),
             versions: Vec::new(),
+            ahead: None,
             cache: None,
             learned: false,
             reads: 0,
@@ -486,13 +604,23 @@ impl History {
             self.versions.push(hit);
             return Ok(version);
         }
-        let size = self
-            .repo
-            .find_header(blob)
-            .with_context(|| format!("cannot read blob {blob} of {}", self.path.display()))?
-            .size();
-        let version = if size > crate::lock::store::MAX_LOCK_SIZE {
-            Version {
+        // Read ahead, or here: where the reader could not (too large, or
+        // an error), reading here says why.
+        let read = match self.ahead.as_mut().and_then(|a| a.take(blob)) {
+            Some(read) => Some(read),
+            None => read_blob(&self.blobs, blob, &self.path)?,
+        };
+        let version = match read {
+            Some((bytes, index)) => {
+                self.reads += 1;
+                Version {
+                    index,
+                    bytes: Arc::new(bytes),
+                    refused: None,
+                    full: OnceCell::new(),
+                }
+            }
+            None => Version {
                 bytes: Arc::new(Vec::new()),
                 index: None,
                 refused: Some(format!(
@@ -500,20 +628,7 @@ impl History {
                     crate::lock::store::MAX_LOCK_SIZE
                 )),
                 full: OnceCell::new(),
-            }
-        } else {
-            let object = self
-                .blobs
-                .find_object(blob)
-                .with_context(|| format!("cannot read blob {blob} of {}", self.path.display()))?;
-            let bytes = crate::lock::store::strip_bom(object.detach().data);
-            self.reads += 1;
-            Version {
-                index: index(&bytes),
-                bytes: Arc::new(bytes),
-                refused: None,
-                full: OnceCell::new(),
-            }
+            },
         };
         let version = Rc::new(version);
         self.versions.push((blob, version.clone()));
@@ -521,6 +636,34 @@ impl History {
             self.versions.remove(0);
         }
         Ok(version)
+    }
+
+    /// Has the lock versions `blobs` read on other cores from now on, in
+    /// this order, those not at hand already: for a walk that knows which
+    /// it will compare next ([`History::compares`]).
+    pub fn read_ahead(&mut self, blobs: &[ObjectId]) {
+        if self.ahead.is_none() {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            if cores < 2 {
+                return;
+            }
+            self.ahead = Ahead::start(&self.blobs, &self.path, cores.min(2));
+        }
+        let Some(ahead) = self.ahead.as_mut() else {
+            return;
+        };
+        for &blob in blobs {
+            if !self.versions.iter().any(|(id, _)| *id == blob) {
+                ahead.ask(blob);
+            }
+        }
+    }
+
+    /// Whether [`History::changes`] of these versions will read them (what
+    /// it found is not known already).
+    pub fn compares(&mut self, before: Option<ObjectId>, after: Option<ObjectId>) -> bool {
+        self.load_log_cache(1);
+        !self.known.pairs.contains_key(&(before, after))
     }
 
     /// The whole lock in blob `blob`, parsed (digests only, every entry
@@ -1157,6 +1300,69 @@ mod tests {
         let mut lock = Lock::default();
         lock.servers.insert("s".into(), server);
         String::from_utf8(lock.to_text()).unwrap()
+    }
+
+    #[test]
+    fn versions_read_ahead_compare_as_versions_read_here() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        git(p, "2026-01-01T00:00:00Z", &["init", "-q"]);
+        // Each version another value; one not a lock at all, which the
+        // readers read and whose error is the one read here.
+        for i in 1..10u32 {
+            let text = match i {
+                5 => "not a lock".to_string(),
+                _ => lock_text().replace("\"d\"", &format!("\"d{i}\"")),
+            };
+            commit(p, i, &[("kams.lock", &text)]);
+        }
+        let repo = gix::open(p).unwrap();
+        let tip = repo.head_id().unwrap().detach();
+        let compared = |ahead: bool| {
+            let mut history = History::new(&repo, Path::new("kams.lock")).unwrap();
+            let mut walk = LogWalk::new(&mut history, tip).unwrap();
+            let mut steps = Vec::new();
+            while let Some(Step::Changed { before, after, .. }) = walk.next(&mut history).unwrap() {
+                steps.push((before, after));
+            }
+            if ahead {
+                history.ahead = Ahead::start(&history.blobs, &history.path, 2);
+                // Asked for oldest first, taken newest first: each reader's
+                // texts come back in another order than they are taken.
+                let blobs: Vec<ObjectId> = steps
+                    .iter()
+                    .rev()
+                    .flat_map(|&(b, a)| [b, a])
+                    .flatten()
+                    .collect();
+                history.read_ahead(&blobs);
+            }
+            let out: Vec<Compared> = steps
+                .iter()
+                .map(|&(before, after)| history.changes(before, after).unwrap())
+                .collect();
+            if let Some(a) = &history.ahead {
+                assert!(
+                    a.asked.is_empty() && a.arrived.is_empty(),
+                    "every text taken"
+                );
+                assert_eq!(a.taken, 9, "every version read ahead");
+            }
+            // Each version holds its own blob's text.
+            assert_eq!(history.versions.len(), 9);
+            for (blob, version) in &history.versions {
+                let text = repo.find_object(*blob).unwrap().detach().data;
+                assert_eq!(*version.bytes, text, "{blob}");
+            }
+            (out, history.reads())
+        };
+        let (here, reads) = compared(false);
+        assert_eq!(here.len(), 9);
+        assert_eq!(reads, 9);
+        assert!(here
+            .iter()
+            .any(|c| matches!(c, Compared::Unreadable { .. })));
+        assert_eq!(compared(true), (here, reads));
     }
 
     #[test]
