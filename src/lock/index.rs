@@ -206,12 +206,12 @@ fn take_entry(
         false => r.skip_field_digests().map(|()| Default::default())?,
     };
     let first_seen = r.str()?.to_string();
+    // Borrowed until compared with the last one: entries pinned together
+    // share one approval, and three copies per entry, most dropped at
+    // once, were a tenth of a warm `status --at HEAD~500` (4.82 -> 4.44 ms
+    // in 200 interleaved runs).
     let approval = match r.bool()? {
-        true => Some(Approval {
-            approver: r.str()?.to_string(),
-            at: r.str()?.to_string(),
-            note: r.str()?.to_string(),
-        }),
+        true => Some((r.str()?, r.str()?, r.str()?)),
         false => None,
     };
     if approval.is_some() != (state == State::Pinned) {
@@ -232,8 +232,9 @@ fn take_entry(
             field_digests,
         },
         first_seen,
-        approval: approval
-            .map(|a| share_approval(a.approver.into(), a.at.into(), a.note.into(), last)),
+        approval: approval.map(|(approver, at, note)| {
+            share_approval(approver.into(), at.into(), note.into(), last)
+        }),
         lazy,
     })
 }
