@@ -362,8 +362,11 @@ pub struct History {
     /// root tree, changes per pair of blobs, facts per commit.
     known: Contents,
     versions: Vec<(ObjectId, Rc<Version>)>,
-    /// Versions being read on other cores ([`History::read_ahead`]).
+    /// Versions being read on other cores ([`History::read_ahead`]);
+    /// `None` until asked for, or for good on one core or where no thread
+    /// could start (then `ahead_tried`).
     ahead: Option<Ahead>,
+    ahead_tried: bool,
     /// The log cache in use, if any.
     cache: Option<CacheFile>,
     /// True once `known` holds something the cache file did not.
@@ -423,6 +426,7 @@ impl History {
             known: Contents::default(),
             versions: Vec::new(),
             ahead: None,
+            ahead_tried: false,
             cache: None,
             learned: false,
             reads: 0,
@@ -642,12 +646,12 @@ impl History {
     /// this order, those not at hand already: for a walk that knows which
     /// it will compare next ([`History::compares`]).
     pub fn read_ahead(&mut self, blobs: &[ObjectId]) {
-        if self.ahead.is_none() {
+        if !self.ahead_tried {
+            self.ahead_tried = true;
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            if cores < 2 {
-                return;
+            if cores >= 2 {
+                self.ahead = Ahead::start(&self.blobs, &self.path, 2);
             }
-            self.ahead = Ahead::start(&self.blobs, &self.path, cores.min(2));
         }
         let Some(ahead) = self.ahead.as_mut() else {
             return;
@@ -1326,7 +1330,9 @@ mod tests {
                 steps.push((before, after));
             }
             if ahead {
+                // Two readers whatever the machine has.
                 history.ahead = Ahead::start(&history.blobs, &history.path, 2);
+                history.ahead_tried = true;
                 // Asked for oldest first, taken newest first: each reader's
                 // texts come back in another order than they are taken.
                 let blobs: Vec<ObjectId> = steps
