@@ -294,7 +294,7 @@ type ServerTool = (Arc<str>, Arc<str>);
 /// large inventory lists 100,000 tools: a copy per mention was most of the
 /// detectors' memory).
 struct Names {
-    /// A bit per [`quick`] key of every tool name: a word whose bit is
+    /// A bit per [`quick_key`] of every tool name: a word whose bit is
     /// clear is no tool name, known without hashing it (most words of
     /// most descriptions).
     quick: Vec<u64>,

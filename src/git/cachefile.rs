@@ -153,7 +153,7 @@ pub fn write(file: &Path, stem: &str, bytes: &[u8]) -> std::io::Result<()> {
     write_parts(file, stem, &[bytes])
 }
 
-/// [`write`] of `parts`, one after the other.
+/// [`write()`] of `parts`, one after the other.
 fn write_parts(file: &Path, stem: &str, parts: &[&[u8]]) -> std::io::Result<()> {
     static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let dir = file.parent().unwrap_or(Path::new("."));
