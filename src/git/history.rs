@@ -239,6 +239,12 @@ struct Ahead {
 /// lock's size).
 const AHEAD_BOUND: usize = 2;
 
+/// Versions asked for and not yet taken, at most: a walk that takes
+/// versions in another order than it asked for them (blame, past a merge)
+/// leaves some untaken, and these may not pile up (each up to a lock's
+/// size). Log asks about nine ahead.
+const AHEAD_MOST: usize = 16;
+
 impl Ahead {
     /// Up to `count` readers of `repo` (none when no thread can start).
     fn start(repo: &gix::Repository, path: &Path, count: usize) -> Option<Ahead> {
@@ -272,9 +278,17 @@ impl Ahead {
         })
     }
 
-    /// Gives `blob` to the next reader.
+    /// Versions asked for and not yet taken.
+    fn outstanding(&self) -> usize {
+        self.asked.len() + self.arrived.len()
+    }
+
+    /// Gives `blob` to the next reader, unless [`AHEAD_MOST`] are out.
     fn ask(&mut self, blob: ObjectId) {
-        if self.asked.contains_key(&blob) || self.arrived.contains_key(&blob) {
+        if self.asked.contains_key(&blob)
+            || self.arrived.contains_key(&blob)
+            || self.outstanding() >= AHEAD_MOST
+        {
             return;
         }
         let i = self.next % self.readers.len();
@@ -660,6 +674,15 @@ impl History {
             if !self.versions.iter().any(|(id, _)| *id == blob) {
                 ahead.ask(blob);
             }
+        }
+    }
+
+    /// Whether versions asked for now would be read ahead: read-ahead
+    /// works here, and fewer than `most` are out.
+    fn ahead_room(&self, most: usize) -> bool {
+        match &self.ahead {
+            Some(a) => a.outstanding() < most,
+            None => !self.ahead_tried,
         }
     }
 
@@ -1147,6 +1170,9 @@ pub struct BlameOutcome {
 /// has the same value for it (the first such parent, in parent order; all
 /// entries pass to a parent whose lock blob is identical, as git blame's
 /// TREESAME rule), and stays with the commit when no parent has it.
+/// Versions blame keeps read ahead (see [`History::read_ahead`]).
+const BLAME_AHEAD: usize = 8;
+
 pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<BlameOutcome> {
     let mut blamed: Vec<Option<Blamed>> = vec![None; wanted.len()];
     let mut notes = Vec::new();
@@ -1156,6 +1182,15 @@ pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<
         pending.insert(tip, (0..wanted.len()).collect());
         queue.push((history.node(tip)?.time, tip));
     }
+    // The lock's changes as log walks them, read ahead: in a history
+    // without merges these are the versions blame compares next, newest
+    // first. Versions it then does not take only cost reading
+    // ([`AHEAD_MOST`] bounds them).
+    let mut hint = if wanted.is_empty() {
+        None
+    } else {
+        Some(LogWalk::new(history, tip)?)
+    };
     let give = |history: &mut History,
                 pending: &mut HashMap<ObjectId, Vec<usize>>,
                 queue: &mut BinaryHeap<(i64, ObjectId)>,
@@ -1175,6 +1210,16 @@ pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<
         Ok(())
     };
     while let Some((_, commit)) = queue.pop() {
+        while let Some(walk) = hint.as_mut().filter(|_| history.ahead_room(BLAME_AHEAD)) {
+            match walk.next(history)? {
+                Some(Step::Changed { before, after, .. }) => {
+                    let blobs: Vec<ObjectId> = [before, after].into_iter().flatten().collect();
+                    history.read_ahead(&blobs);
+                }
+                Some(Step::Boundary(_)) => {}
+                None => hint = None,
+            }
+        }
         let Some(mut entries) = pending.remove(&commit) else {
             continue;
         };
@@ -1304,6 +1349,29 @@ mod tests {
         let mut lock = Lock::default();
         lock.servers.insert("s".into(), server);
         String::from_utf8(lock.to_text()).unwrap()
+    }
+
+    #[test]
+    fn versions_asked_ahead_and_not_taken_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), "2026-01-01T00:00:00Z", &["init", "-q"]);
+        let repo = gix::open(dir.path()).unwrap();
+        let mut ahead = Ahead::start(&repo, Path::new("kams.lock"), 2).unwrap();
+        // Blobs this repository does not have: each reader gives back none.
+        let blob = |i: u8| ObjectId::from_bytes_or_panic(&[i; 20]);
+        for i in 0..20 {
+            ahead.ask(blob(i));
+        }
+        assert_eq!(ahead.outstanding(), AHEAD_MOST);
+        assert!(ahead.asked.contains_key(&blob(15)) && !ahead.asked.contains_key(&blob(16)));
+        // Taking one (and waiting past those its reader was given first)
+        // makes room for one more.
+        assert!(ahead.take(blob(2)).is_none(), "not read, read here");
+        assert_eq!(ahead.outstanding(), AHEAD_MOST - 1);
+        ahead.ask(blob(16));
+        assert_eq!(ahead.outstanding(), AHEAD_MOST);
+        ahead.ask(blob(17));
+        assert_eq!(ahead.outstanding(), AHEAD_MOST);
     }
 
     #[test]
