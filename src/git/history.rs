@@ -1165,14 +1165,14 @@ pub struct BlameOutcome {
     pub notes: Vec<String>,
 }
 
+/// Versions blame keeps read ahead (see [`History::read_ahead`]).
+const BLAME_AHEAD: usize = 8;
+
 /// For each wanted entry of the lock at `tip`, the commit that gave it its
 /// value: walking back from `tip`, an entry passes to a parent whose lock
 /// has the same value for it (the first such parent, in parent order; all
 /// entries pass to a parent whose lock blob is identical, as git blame's
 /// TREESAME rule), and stays with the commit when no parent has it.
-/// Versions blame keeps read ahead (see [`History::read_ahead`]).
-const BLAME_AHEAD: usize = 8;
-
 pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<BlameOutcome> {
     let mut blamed: Vec<Option<Blamed>> = vec![None; wanted.len()];
     let mut notes = Vec::new();
