@@ -37,6 +37,9 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write, err: &mut dyn Write) 
         .as_deref()
         .map(|s| parse_date("--until", s))
         .transpose()?;
+    // A commit's time against the limits: after --until, before --since.
+    let too_new = |time: i64| until.is_some_and(|u| time > u);
+    let too_old = |time: i64| since.is_some_and(|s| time < s);
     let selection = Selection::new(&args.keys);
     let mut notes = Vec::new();
     let mut listed = Vec::new();
@@ -70,11 +73,8 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write, err: &mut dyn Write) 
                         ..
                     } = step
                     {
-                        let within =
-                            until.is_none_or(|u| time <= u) && since.is_none_or(|s| time >= s);
-                        if within && history.compares(before, after) {
-                            let blobs: Vec<_> = [before, after].into_iter().flatten().collect();
-                            history.read_ahead(&blobs);
+                        if !too_new(time) && !too_old(time) && history.compares(before, after) {
+                            history.read_ahead(before, after);
                         }
                     }
                     ahead.push_back(step);
@@ -95,11 +95,11 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write, err: &mut dyn Write) 
                         after,
                     } => (commit, time, parent, before, after),
                 };
-                if until.is_some_and(|u| time > u) {
+                if too_new(time) {
                     continue;
                 }
                 // Newest first: everything after this is older still.
-                if since.is_some_and(|s| time < s) {
+                if too_old(time) {
                     break;
                 }
                 let (changes, error) = match history.changes(before, after)? {

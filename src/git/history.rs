@@ -656,10 +656,11 @@ impl History {
         Ok(version)
     }
 
-    /// Has the lock versions `blobs` read on other cores from now on, in
-    /// this order, those not at hand already: for a walk that knows which
-    /// it will compare next ([`History::compares`]).
-    pub fn read_ahead(&mut self, blobs: &[ObjectId]) {
+    /// Has the lock versions a later [`History::changes`] will compare
+    /// (`before`, then `after`) read on other cores from now on, those not
+    /// at hand already: for a walk that knows its next steps
+    /// ([`History::compares`]).
+    pub fn read_ahead(&mut self, before: Option<ObjectId>, after: Option<ObjectId>) {
         if !self.ahead_tried {
             self.ahead_tried = true;
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -670,7 +671,7 @@ impl History {
         let Some(ahead) = self.ahead.as_mut() else {
             return;
         };
-        for &blob in blobs {
+        for blob in [before, after].into_iter().flatten() {
             if !self.versions.iter().any(|(id, _)| *id == blob) {
                 ahead.ask(blob);
             }
@@ -1212,10 +1213,7 @@ pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<
     while let Some((_, commit)) = queue.pop() {
         while let Some(walk) = hint.as_mut().filter(|_| history.ahead_room(BLAME_AHEAD)) {
             match walk.next(history)? {
-                Some(Step::Changed { before, after, .. }) => {
-                    let blobs: Vec<ObjectId> = [before, after].into_iter().flatten().collect();
-                    history.read_ahead(&blobs);
-                }
+                Some(Step::Changed { before, after, .. }) => history.read_ahead(before, after),
                 Some(Step::Boundary(_)) => {}
                 None => hint = None,
             }
@@ -1403,13 +1401,9 @@ mod tests {
                 history.ahead_tried = true;
                 // Asked for oldest first, taken newest first: each reader's
                 // texts come back in another order than they are taken.
-                let blobs: Vec<ObjectId> = steps
-                    .iter()
-                    .rev()
-                    .flat_map(|&(b, a)| [b, a])
-                    .flatten()
-                    .collect();
-                history.read_ahead(&blobs);
+                for &(before, after) in steps.iter().rev() {
+                    history.read_ahead(before, after);
+                }
             }
             let out: Vec<Compared> = steps
                 .iter()
