@@ -53,9 +53,11 @@ pub struct Sources {
     locked: BTreeSet<(String, Option<String>)>,
 }
 
-/// The number of subjects (servers and tools) from which a scan shares
-/// its work with another core: waking it took up to 7 ms here. Drifted
-/// entries are rebuilt side by side from a 64th of it.
+/// The number of subjects (servers and tools) from which a scan loads its
+/// memo beside comparing; drifted entries are rebuilt side by side from a
+/// 64th of it. Below it the other core saves nothing: at 200x50 (10,050
+/// subjects) a threshold of 2,048 gave the same times in every state
+/// (cold 0.124 s against 0.122 s, `SIZE=200x50 bench/scan_modes.py 15`).
 const SIDE_BY_SIDE_FROM: usize = 16_384;
 
 /// Every finding of the inventory against the lock, sorted, and where the
