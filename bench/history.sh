@@ -5,7 +5,10 @@
 # A benchmark, not a test: it prints medians, peak RSS and ratios.
 #
 # Usage, from the repository root:   bench/history.sh
-# Environment: BENCH_DIR (default target/bench/history), RUNS (default 5),
+# Environment: MERGES=1 for the repository whose lock changes come in
+#              pairs through 1,000 merges (bench/history_repo.py --merges),
+#              BENCH_DIR (default target/bench/history, or
+#              target/bench/history-merges with MERGES=1), RUNS (default 5),
 #              SKIP_BUILD=1 to use the binary already built,
 #              BIN to time another binary (default: release/git-kams under
 #              CARGO_TARGET_DIR, or target/).
@@ -15,6 +18,11 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+MERGES_FLAG=()
+if [[ "${MERGES:-}" == 1 ]]; then
+  MERGES_FLAG=(--merges)
+  BENCH_DIR="${BENCH_DIR:-target/bench/history-merges}"
+fi
 BENCH_DIR="${BENCH_DIR:-target/bench/history}"
 RUNS="${RUNS:-5}"
 BIN="${BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/git-kams}"
@@ -23,7 +31,7 @@ export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 LC_ALL=C TZ=UTC
 [[ "${SKIP_BUILD:-}" == 1 ]] || cargo build --release --quiet
 if [[ ! -d "$BENCH_DIR/repo/.git" ]]; then
   echo "# building the 10,000-commit repository in $BENCH_DIR (once)" >&2
-  python3 bench/history_repo.py --git-kams "$BIN" --out "$BENCH_DIR"
+  python3 bench/history_repo.py --git-kams "$BIN" --out "$BENCH_DIR" "${MERGES_FLAG[@]}"
 fi
 REPO="$(cd "$BENCH_DIR/repo" && pwd)"
 cd "$REPO"
