@@ -55,6 +55,27 @@ struct Version {
 }
 
 impl Version {
+    /// The version [`read_blob`] read, or one too large to read.
+    fn of(read: Option<Read>) -> Version {
+        match read {
+            Some((bytes, index)) => Version {
+                index,
+                bytes: Arc::new(bytes),
+                refused: None,
+                full: OnceCell::new(),
+            },
+            None => Version {
+                bytes: Arc::new(Vec::new()),
+                index: None,
+                refused: Some(format!(
+                    "larger than {} bytes: not read",
+                    crate::lock::store::MAX_LOCK_SIZE
+                )),
+                full: OnceCell::new(),
+            },
+        }
+    }
+
     fn full(&self) -> Parsed {
         self.full
             .get_or_init(|| {
@@ -191,6 +212,228 @@ fn index(bytes: &[u8]) -> Option<Vec<(Key, Range<usize>)>> {
     }
     out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Some(out)
+}
+
+/// What changed between lock versions `old` (`None`: no lock) and `new`.
+/// With both indexed, entries whose text is the same in both are not
+/// read; the others are parsed, verified and compared by value.
+fn compare(old: Option<&Version>, new: Option<&Version>) -> Compared {
+    let none = Vec::new();
+    let old_index = old.as_ref().map_or(Some(&none), |v| v.index.as_ref());
+    let new_index = new.as_ref().map_or(Some(&none), |v| v.index.as_ref());
+    let (old_lock, new_lock) = match (old_index, new_index) {
+        (Some(oi), Some(ni)) => {
+            let mut touched: Vec<(&str, Option<&str>)> = Vec::new();
+            let (mut i, mut j) = (0, 0);
+            while i < oi.len() || j < ni.len() {
+                let order = match (oi.get(i), ni.get(j)) {
+                    (Some(a), Some(b)) => a.0.cmp(&b.0),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    _ => std::cmp::Ordering::Greater,
+                };
+                let key = match order {
+                    std::cmp::Ordering::Less => {
+                        i += 1;
+                        Some(&oi[i - 1].0)
+                    }
+                    std::cmp::Ordering::Greater => {
+                        j += 1;
+                        Some(&ni[j - 1].0)
+                    }
+                    std::cmp::Ordering::Equal => {
+                        i += 1;
+                        j += 1;
+                        let same = old.as_ref().zip(new.as_ref()).is_some_and(|(o, n)| {
+                            o.bytes[oi[i - 1].1.clone()] == n.bytes[ni[j - 1].1.clone()]
+                        });
+                        (!same).then_some(&ni[j - 1].0)
+                    }
+                };
+                if let Some((s, t)) = key {
+                    touched.push((s.as_str(), t.as_deref()));
+                }
+            }
+            let new_lock = match &new {
+                Some(v) => v.subset(&touched),
+                None => Ok(Lock::default()),
+            };
+            let new_lock = match new_lock {
+                Ok(l) => l,
+                Err(message) => {
+                    return Compared::Unreadable {
+                        at_parent: false,
+                        message,
+                    }
+                }
+            };
+            let old_lock = match &old {
+                Some(v) => v.subset(&touched),
+                None => Ok(Lock::default()),
+            };
+            match old_lock {
+                Ok(l) => (Rc::new(Ok(l)), Rc::new(Ok(new_lock))),
+                Err(message) => {
+                    return Compared::Unreadable {
+                        at_parent: true,
+                        message,
+                    }
+                }
+            }
+        }
+        _ => {
+            let empty = || Rc::new(Ok(Lock::default()));
+            (
+                old.as_ref().map_or_else(empty, |v| v.full()),
+                new.as_ref().map_or_else(empty, |v| v.full()),
+            )
+        }
+    };
+    match (old_lock.as_ref(), new_lock.as_ref()) {
+        (_, Err(message)) => Compared::Unreadable {
+            at_parent: false,
+            message: message.clone(),
+        },
+        (Err(message), _) => Compared::Unreadable {
+            at_parent: true,
+            message: message.clone(),
+        },
+        (Ok(o), Ok(n)) => Compared::Changes(
+            diff(o, n)
+                .into_iter()
+                .map(|c| LogChange {
+                    approval: c
+                        .new
+                        .and_then(|e| e.approval)
+                        .map(|a| (a.approver.clone(), a.note.clone())),
+                    kind: c.kind,
+                    server: c.server,
+                    tool: c.tool,
+                    fields: c.fields,
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// For each of `keys`, whether its entry has the same value (state,
+/// digests, first seen, approval) in lock version `a` as in `b` (`None`:
+/// no lock; an entry in neither is the same). Entries whose text is the
+/// same in both are not parsed. The error says why a version could not be
+/// read, `true` when it is `b`.
+fn same_values(
+    a: Option<&Version>,
+    b: Option<&Version>,
+    keys: &[(&str, Option<&str>)],
+) -> Result<Vec<bool>, (bool, String)> {
+    let mut same: Vec<bool> = keys
+        .iter()
+        .map(|&(s, t)| {
+            let (x, y) = (a.and_then(|a| a.span(s, t)), b.and_then(|b| b.span(s, t)));
+            x.is_some() && x == y
+        })
+        .collect();
+    let mut unsure: Vec<(&str, Option<&str>)> = keys
+        .iter()
+        .zip(&same)
+        .filter(|(_, &same)| !same)
+        .map(|(&key, _)| key)
+        .collect();
+    if unsure.is_empty() {
+        return Ok(same);
+    }
+    unsure.sort_unstable();
+    unsure.dedup();
+    let read = |v: Option<&Version>| -> Parsed {
+        match v {
+            None => Rc::new(Ok(Lock::default())),
+            Some(v) if v.index.is_some() => Rc::new(v.subset(&unsure)),
+            Some(v) => v.full(),
+        }
+    };
+    let (a, b) = (read(a), read(b));
+    let (a, b) = match (a.as_ref(), b.as_ref()) {
+        (Err(message), _) => return Err((false, message.clone())),
+        (_, Err(message)) => return Err((true, message.clone())),
+        (Ok(a), Ok(b)) => (a, b),
+    };
+    for (same, &(s, t)) in same.iter_mut().zip(keys) {
+        *same = *same || a.entry(s, t) == b.entry(s, t);
+    }
+    Ok(same)
+}
+
+/// The version of `blob` among `recent`, made the most recent, else the
+/// one `read` reads, kept there (the [`LOCK_CACHE`] most recent are).
+fn recent_version(
+    recent: &mut Vec<(ObjectId, Rc<Version>)>,
+    blob: ObjectId,
+    read: impl FnOnce() -> Result<Option<Read>>,
+) -> Result<Rc<Version>> {
+    if let Some(i) = recent.iter().position(|(id, _)| *id == blob) {
+        let hit = recent.remove(i);
+        let version = hit.1.clone();
+        recent.push(hit);
+        return Ok(version);
+    }
+    let version = Rc::new(Version::of(read()?));
+    recent.push((blob, version.clone()));
+    if recent.len() > LOCK_CACHE {
+        recent.remove(0);
+    }
+    Ok(version)
+}
+
+/// Lock versions read from blobs and kept while recently used, compared
+/// as [`History`] compares them: for the hooks, which judge a few commits
+/// and need none of `History`'s walks, caches or extra repository handles
+/// (in a pre-receive hook the pushed objects are held in the repository's
+/// memory, which each handle would copy).
+pub struct Versions<'r> {
+    repo: &'r gix::Repository,
+    path: PathBuf,
+    recent: Vec<(ObjectId, Rc<Version>)>,
+}
+
+impl<'r> Versions<'r> {
+    /// Versions of the lock at `path` in `repo`.
+    pub fn new(repo: &'r gix::Repository, path: &Path) -> Versions<'r> {
+        Versions {
+            repo,
+            path: path.to_path_buf(),
+            recent: Vec::new(),
+        }
+    }
+
+    fn version(&mut self, blob: ObjectId) -> Result<Rc<Version>> {
+        let (repo, path) = (self.repo, &self.path);
+        recent_version(&mut self.recent, blob, || read_blob(repo, blob, path))
+    }
+
+    /// What changed between the lock in blob `before` (`None`: no lock)
+    /// and in `after`, as [`History::changes`] says.
+    pub fn changes(
+        &mut self,
+        before: Option<ObjectId>,
+        after: Option<ObjectId>,
+    ) -> Result<Compared> {
+        let old = before.map(|b| self.version(b)).transpose()?;
+        let new = after.map(|b| self.version(b)).transpose()?;
+        Ok(compare(old.as_deref(), new.as_deref()))
+    }
+
+    /// For each of `keys`, whether its entry has the same value in the
+    /// lock of blob `a` as in that of blob `b` (`None`: no lock); the inner
+    /// error says why a version could not be read, `true` when it is `b`'s.
+    pub fn same_values(
+        &mut self,
+        a: Option<ObjectId>,
+        b: Option<ObjectId>,
+        keys: &[(&str, Option<&str>)],
+    ) -> Result<Result<Vec<bool>, (bool, String)>> {
+        let a = a.map(|blob| self.version(blob)).transpose()?;
+        let b = b.map(|blob| self.version(blob)).transpose()?;
+        Ok(same_values(a.as_deref(), b.as_deref(), keys))
+    }
 }
 
 /// A lock blob's text and index, as a [`Version`] holds them.
@@ -616,44 +859,18 @@ impl History {
     /// The lock version in blob `blob`, read and indexed once while it is
     /// among the recently used ones.
     fn version(&mut self, blob: ObjectId) -> Result<Rc<Version>> {
-        if let Some(i) = self.versions.iter().position(|(id, _)| *id == blob) {
-            let hit = self.versions.remove(i);
-            let version = hit.1.clone();
-            self.versions.push(hit);
-            return Ok(version);
-        }
-        // Read ahead, or here: where the reader could not (too large, or
-        // an error), reading here says why.
-        let read = match self.ahead.as_mut().and_then(|a| a.take(blob)) {
-            Some(read) => Some(read),
-            None => read_blob(&self.blobs, blob, &self.path)?,
-        };
-        let version = match read {
-            Some((bytes, index)) => {
-                self.reads += 1;
-                Version {
-                    index,
-                    bytes: Arc::new(bytes),
-                    refused: None,
-                    full: OnceCell::new(),
-                }
-            }
-            None => Version {
-                bytes: Arc::new(Vec::new()),
-                index: None,
-                refused: Some(format!(
-                    "larger than {} bytes: not read",
-                    crate::lock::store::MAX_LOCK_SIZE
-                )),
-                full: OnceCell::new(),
-            },
-        };
-        let version = Rc::new(version);
-        self.versions.push((blob, version.clone()));
-        if self.versions.len() > LOCK_CACHE {
-            self.versions.remove(0);
-        }
-        Ok(version)
+        let (ahead, blobs, path, reads) =
+            (&mut self.ahead, &self.blobs, &self.path, &mut self.reads);
+        recent_version(&mut self.versions, blob, || {
+            // Read ahead, or here: where the reader could not (too large,
+            // or an error), reading here says why.
+            let read = match ahead.as_mut().and_then(|a| a.take(blob)) {
+                Some(read) => Some(read),
+                None => read_blob(blobs, blob, path)?,
+            };
+            *reads += usize::from(read.is_some());
+            Ok(read)
+        })
     }
 
     /// Has the lock versions a later [`History::changes`] will compare
@@ -722,101 +939,7 @@ impl History {
     fn compare(&mut self, before: Option<ObjectId>, after: Option<ObjectId>) -> Result<Compared> {
         let old = before.map(|b| self.version(b)).transpose()?;
         let new = after.map(|b| self.version(b)).transpose()?;
-        let none = Vec::new();
-        let old_index = old.as_ref().map_or(Some(&none), |v| v.index.as_ref());
-        let new_index = new.as_ref().map_or(Some(&none), |v| v.index.as_ref());
-        let (old_lock, new_lock) = match (old_index, new_index) {
-            (Some(oi), Some(ni)) => {
-                let mut touched: Vec<(&str, Option<&str>)> = Vec::new();
-                let (mut i, mut j) = (0, 0);
-                while i < oi.len() || j < ni.len() {
-                    let order = match (oi.get(i), ni.get(j)) {
-                        (Some(a), Some(b)) => a.0.cmp(&b.0),
-                        (Some(_), None) => std::cmp::Ordering::Less,
-                        _ => std::cmp::Ordering::Greater,
-                    };
-                    let key = match order {
-                        std::cmp::Ordering::Less => {
-                            i += 1;
-                            Some(&oi[i - 1].0)
-                        }
-                        std::cmp::Ordering::Greater => {
-                            j += 1;
-                            Some(&ni[j - 1].0)
-                        }
-                        std::cmp::Ordering::Equal => {
-                            i += 1;
-                            j += 1;
-                            let same = old.as_ref().zip(new.as_ref()).is_some_and(|(o, n)| {
-                                o.bytes[oi[i - 1].1.clone()] == n.bytes[ni[j - 1].1.clone()]
-                            });
-                            (!same).then_some(&ni[j - 1].0)
-                        }
-                    };
-                    if let Some((s, t)) = key {
-                        touched.push((s.as_str(), t.as_deref()));
-                    }
-                }
-                let new_lock = match &new {
-                    Some(v) => v.subset(&touched),
-                    None => Ok(Lock::default()),
-                };
-                let new_lock = match new_lock {
-                    Ok(l) => l,
-                    Err(message) => {
-                        return Ok(Compared::Unreadable {
-                            at_parent: false,
-                            message,
-                        })
-                    }
-                };
-                let old_lock = match &old {
-                    Some(v) => v.subset(&touched),
-                    None => Ok(Lock::default()),
-                };
-                match old_lock {
-                    Ok(l) => (Rc::new(Ok(l)), Rc::new(Ok(new_lock))),
-                    Err(message) => {
-                        return Ok(Compared::Unreadable {
-                            at_parent: true,
-                            message,
-                        })
-                    }
-                }
-            }
-            _ => {
-                let empty = || Rc::new(Ok(Lock::default()));
-                (
-                    old.as_ref().map_or_else(empty, |v| v.full()),
-                    new.as_ref().map_or_else(empty, |v| v.full()),
-                )
-            }
-        };
-        Ok(match (old_lock.as_ref(), new_lock.as_ref()) {
-            (_, Err(message)) => Compared::Unreadable {
-                at_parent: false,
-                message: message.clone(),
-            },
-            (Err(message), _) => Compared::Unreadable {
-                at_parent: true,
-                message: message.clone(),
-            },
-            (Ok(o), Ok(n)) => Compared::Changes(
-                diff(o, n)
-                    .into_iter()
-                    .map(|c| LogChange {
-                        approval: c
-                            .new
-                            .and_then(|e| e.approval)
-                            .map(|a| (a.approver.clone(), a.note.clone())),
-                        kind: c.kind,
-                        server: c.server,
-                        tool: c.tool,
-                        fields: c.fields,
-                    })
-                    .collect(),
-            ),
-        })
+        Ok(compare(old.as_deref(), new.as_deref()))
     }
 
     /// Splits `entries` (indexes into `wanted`, each holding its wanted
@@ -1347,6 +1470,32 @@ mod tests {
         let mut lock = Lock::default();
         lock.servers.insert("s".into(), server);
         String::from_utf8(lock.to_text()).unwrap()
+    }
+
+    #[test]
+    fn same_values_compares_values_not_texts() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), "2026-01-01T00:00:00Z", &["init", "-q"]);
+        let repo = gix::open(dir.path()).unwrap();
+        let blob = |text: &str| Some(repo.write_blob(text.as_bytes()).unwrap().detach());
+        let v1 = blob(&lock_text());
+        // The same value laid out otherwise: its text differs.
+        let spaced = blob(&lock_text().replace("\"state\": ", "\"state\":  "));
+        let other_note = blob(&lock_text().replace("\"note\": \"ok\"", "\"note\": \"ok too\""));
+        let broken = blob("not a lock");
+        let mut versions = Versions::new(&repo, Path::new("kams.lock"));
+        let t = ("s", Some("t"));
+        let x = ("s", Some("x"));
+        let mut same =
+            |a, b, keys: &[(&str, Option<&str>)]| versions.same_values(a, b, keys).unwrap();
+        assert_ne!(v1, spaced);
+        assert_eq!(same(v1, spaced, &[t, x]), Ok(vec![true, true]));
+        assert_eq!(same(v1, other_note, &[x, t]), Ok(vec![true, false]));
+        assert_eq!(same(v1, None, &[t, x]), Ok(vec![false, true]));
+        assert_eq!(same(None, None, &[t]), Ok(vec![true]));
+        // A version that cannot be read is named, when it must be read.
+        assert!(matches!(same(v1, broken, &[t]), Err((true, _))));
+        assert!(matches!(same(broken, v1, &[t]), Err((false, _))));
     }
 
     #[test]

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Context, Result};
 use gix::ObjectId;
 
-use crate::lock::diff::{diff, EntryChange};
+use super::cache::{Compared, LogChange};
+use super::history::Versions;
 use crate::lock::{self, Lock};
 
 /// First line of the block git-kams owns in a hook file.
@@ -458,7 +459,8 @@ pub struct LockHistory<'r> {
     rel: PathBuf,
     blobs: HashMap<ObjectId, Option<ObjectId>>,
     locks: HashMap<ObjectId, Arc<Lock>>,
-    empty: Arc<Lock>,
+    /// The versions read for commits judged by what they changed.
+    versions: Versions<'r>,
 }
 
 impl<'r> LockHistory<'r> {
@@ -469,7 +471,7 @@ impl<'r> LockHistory<'r> {
             rel: rel.to_path_buf(),
             blobs: HashMap::new(),
             locks: HashMap::new(),
-            empty: Arc::new(Lock::default()),
+            versions: Versions::new(repo, rel),
         }
     }
 
@@ -496,10 +498,6 @@ impl<'r> LockHistory<'r> {
         }
     }
 
-    fn lock_or_empty(&mut self, commit: ObjectId) -> Result<Arc<Lock>> {
-        Ok(self.lock_at(commit)?.unwrap_or_else(|| self.empty.clone()))
-    }
-
     fn parse(&mut self, commit: ObjectId, blob: ObjectId) -> Result<Arc<Lock>> {
         if let Some(l) = self.locks.get(&blob) {
             return Ok(l.clone());
@@ -523,7 +521,11 @@ impl<'r> LockHistory<'r> {
     /// out, for a merge, every entry whose new value one of the other
     /// parents already had (those changes were made, and are judged, on
     /// that side). A commit whose lock equals one of its parents' made none.
-    pub fn own_changes(&mut self, commit: &CommitFacts) -> Result<Vec<EntryChange>> {
+    ///
+    /// Only entries whose text differs are parsed: a merge of two pull
+    /// requests reads its three versions' structure, and the few entries
+    /// each side changed.
+    pub fn own_changes(&mut self, commit: &CommitFacts) -> Result<Vec<LogChange>> {
         let blob = self.blob(commit.id)?;
         let mut parent_blobs = Vec::with_capacity(commit.parents.len());
         for p in &commit.parents {
@@ -532,17 +534,43 @@ impl<'r> LockHistory<'r> {
         if commit.parents.is_empty() && blob.is_none() || parent_blobs.contains(&blob) {
             return Ok(Vec::new());
         }
-        let new = self.lock_or_empty(commit.id)?;
-        let first = match commit.parents.first() {
-            Some(p) => self.lock_or_empty(*p)?,
-            None => self.empty.clone(),
+        let unreadable = |at: ObjectId, message: &str| {
+            anyhow!(
+                "{}:{}: the lock committed there cannot be read: {}",
+                at.to_hex_with_len(12),
+                self.rel.display(),
+                crate::text::escape_display(message)
+            )
         };
-        let mut changes = diff(&first, &new);
-        for p in commit.parents.iter().skip(1) {
-            let other = self.lock_or_empty(*p)?;
-            changes.retain(|c| {
-                other.entry(&c.server, c.tool.as_deref()) != new.entry(&c.server, c.tool.as_deref())
-            });
+        let first = parent_blobs.first().copied().flatten();
+        let mut changes = match self.versions.changes(first, blob)? {
+            Compared::Changes(changes) => changes,
+            Compared::Unreadable { at_parent, message } => {
+                let at = if at_parent {
+                    commit.parents[0]
+                } else {
+                    commit.id
+                };
+                return Err(unreadable(at, &message));
+            }
+        };
+        for (parent, other) in commit.parents.iter().zip(&parent_blobs).skip(1) {
+            if changes.is_empty() {
+                break;
+            }
+            let keys: Vec<(&str, Option<&str>)> = changes
+                .iter()
+                .map(|c| (c.server.as_str(), c.tool.as_deref()))
+                .collect();
+            let same = match self.versions.same_values(*other, blob, &keys)? {
+                Ok(same) => same,
+                Err((at_commit, message)) => {
+                    let at = if at_commit { commit.id } else { *parent };
+                    return Err(unreadable(at, &message));
+                }
+            };
+            let mut same = same.into_iter();
+            changes.retain(|_| !same.next().unwrap_or(false));
         }
         Ok(changes)
     }

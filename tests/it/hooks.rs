@@ -317,6 +317,30 @@ fn an_approval_without_sign_off_is_refused_and_accepted_once_signed_off() {
     assert_eq!(rev(s.remote(), "main"), rev(d, "main"));
 }
 
+/// A pushed commit judged by what it changed, whose lock cannot be read,
+/// stops the push with its name; it is not taken as changing nothing.
+#[test]
+fn an_unsigned_commit_whose_lock_cannot_be_read_is_named() {
+    let s = Setup::approved();
+    let d = s.dir();
+    let good = std::fs::read(d.join("kams.lock")).unwrap();
+    std::fs::write(d.join("kams.lock"), "{ not a lock").unwrap();
+    git(d, &["commit", "-qam", "lock edited, no sign-off"]);
+    let broken = rev(d, "HEAD").unwrap();
+    // Restored on top, signed off: only the commit between is unreadable.
+    std::fs::write(d.join("kams.lock"), good).unwrap();
+    git(d, &["commit", "-qsam", "kams: lock restored"]);
+    let text = refused(d, &["push", "origin", "main"]);
+    assert!(
+        text.contains(&format!(
+            "{}:kams.lock: the lock committed there cannot be read: not valid JSON",
+            &broken[..12]
+        )),
+        "{text}"
+    );
+    assert_ne!(rev(s.remote(), "main"), rev(d, "main"));
+}
+
 /// Capture runs a server without asking when the lock records its launch,
 /// so changing a recorded launch is an approval like re-pinning a tool.
 #[test]
