@@ -195,9 +195,14 @@ pub struct ImportFileArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// You, as "Name <email>": the approver of tools the file names none for, and the
-    /// commit's sign-off [default: git config user.name and user.email]
-    #[arg(long, value_name = "NAME <EMAIL>")]
+    /// You, as `"Name <email>"`: the approver of tools the file names none
+    /// for, and the commit's sign-off (the help text is given whole, as it
+    /// holds `<email>`, which rustdoc would take for HTML).
+    #[arg(
+        long,
+        value_name = "NAME <EMAIL>",
+        help = "You, as \"Name <email>\": the approver of tools the file names none for, and the commit's sign-off [default: git config user.name and user.email]"
+    )]
     pub approver: Option<String>,
 
     /// Only write kams.lock, do not commit (outside a repository this is always the case)
@@ -393,8 +398,13 @@ pub struct PinArgs {
     #[arg(short = 'm', long = "message", value_name = "NOTE", required = true)]
     pub note: String,
 
-    /// Approver as "Name <email>" [default: git config user.name and user.email]
-    #[arg(long, value_name = "NAME <EMAIL>")]
+    /// Approver as `"Name <email>"` (the help text is given whole, as it
+    /// holds `<email>`, which rustdoc would take for HTML).
+    #[arg(
+        long,
+        value_name = "NAME <EMAIL>",
+        help = "Approver as \"Name <email>\" [default: git config user.name and user.email]"
+    )]
     pub approver: Option<String>,
 
     /// Only write kams.lock, do not commit (outside a repository this is always the case)
