@@ -86,9 +86,9 @@ def main() -> int:
         comma = "," if line.endswith(",") else ""
         lines[i] = f'{indent}"{key}": {json.dumps(value)}{comma}'
 
-    def approve(lines: list[str], version: int) -> tuple[str, str]:
+    def approve(lines: list[str], version: int) -> str:
         """Re-pins one tool in `lines` as lock version `version` does;
-        returns the commit message and the new description."""
+        returns the commit message."""
         server, tool, at = blocks[(version - 1) % len(blocks)]
         desc = f"Does thing {tool[5:]} of {server}, revision {version}."
         final[(server, tool)] = desc
@@ -101,7 +101,7 @@ def main() -> int:
         set_value(lines, at + 10, "at", stamp)
         set_value(lines, at + 11, "note", f"revision {version}")
         set_value(lines, at + 14, "description", desc)
-        return f"kams: approve {server}/{tool}\n\nrevision {version}\n\nSigned-off-by: {who}\n", desc
+        return f"kams: approve {server}/{tool}\n\nrevision {version}\n\nSigned-off-by: {who}\n"
 
     repo = os.path.join(args.out, "repo")
     subprocess.run(["git", "init", "-q", "-b", "main", repo], check=True)
@@ -129,28 +129,26 @@ def main() -> int:
     tip = None
     for k in range(1, args.commits + 1):
         when = EPOCH + 60 * k
-        if args.merges and k != 1 and k % every == 0 and (k // every) % 2 == 0:
-            # A pull request's change beside one made on main, then merged.
-            base = lines[:]
-            side_msg, _ = approve(base, lock_version + 1)
-            side = commit("refs/heads/side", when - 40, side_msg, "kams.lock", "\n".join(base).encode(), [tip])
-            main_msg, _ = approve(lines, lock_version + 2)
-            main = commit("refs/heads/main", when - 20, main_msg, "kams.lock", "\n".join(lines).encode(), [tip])
-            approve(lines, lock_version + 1)
-            lock_version += 2
-            tip = commit("refs/heads/main", when, f"Merge branch 'pr-{k}'\n", "kams.lock", "\n".join(lines).encode(), [main, side])
-            continue
-        if k == 1 or k % every == 0:
-            if args.merges and k != 1:
-                # The odd steps of --merges: their changes came with the merges.
-                subject = f"work {k}\n"
-                data = f"work item {k}\n".encode()
-                path = "work.txt"
-                tip = commit("refs/heads/main", when, subject, path, data, [tip] if tip else [])
+        lock_step = k == 1 or k % every == 0
+        if args.merges and lock_step and k != 1:
+            if (k // every) % 2 == 0:
+                # A pull request's change beside one made on main, then merged.
+                base = lines[:]
+                side_msg = approve(base, lock_version + 1)
+                side = commit("refs/heads/side", when - 40, side_msg, "kams.lock", "\n".join(base).encode(), [tip])
+                main_msg = approve(lines, lock_version + 2)
+                main = commit("refs/heads/main", when - 20, main_msg, "kams.lock", "\n".join(lines).encode(), [tip])
+                approve(lines, lock_version + 1)
+                lock_version += 2
+                tip = commit("refs/heads/main", when, f"Merge branch 'pr-{k}'\n", "kams.lock",
+                             "\n".join(lines).encode(), [main, side])
                 continue
+            # The odd steps: their changes came with the merges.
+            lock_step = False
+        if lock_step:
             if k != 1:
                 lock_version += 1
-                subject, _ = approve(lines, lock_version)
+                subject = approve(lines, lock_version)
             else:
                 subject = "kams: first review\n\nSigned-off-by: Ann Approver <ann@example.com>\n"
                 # The committed inventory, so that the hooks check the tip too.
