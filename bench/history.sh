@@ -30,7 +30,7 @@ export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 LC_ALL=C TZ=UTC
 
 [[ "${SKIP_BUILD:-}" == 1 ]] || cargo build --release --quiet
 if [[ ! -d "$BENCH_DIR/repo/.git" ]]; then
-  echo "# building the 10,000-commit repository in $BENCH_DIR (once)" >&2
+  echo "# building the benchmark repository in $BENCH_DIR (once)" >&2
   python3 bench/history_repo.py --git-kams "$BIN" --out "$BENCH_DIR" "${MERGES_FLAG[@]}"
 fi
 REPO="$(cd "$BENCH_DIR/repo" && pwd)"

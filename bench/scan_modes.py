@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Interleaved A/B of git-kams binaries on the 2000x50 scan, in each state
+"""Interleaved A/B of git-kams binaries on the 2000x50 scan (or SIZE's), in each state
 a repository can be in when the scan runs. A benchmark, not a test.
 
 SIZE (default 2000x50) picks the inputs: inv_SIZE.json, inv_SIZE_mut.json
