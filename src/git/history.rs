@@ -219,8 +219,8 @@ fn index(bytes: &[u8]) -> Option<Vec<(Key, Range<usize>)>> {
 /// read; the others are parsed, verified and compared by value.
 fn compare(old: Option<&Version>, new: Option<&Version>) -> Compared {
     let none = Vec::new();
-    let old_index = old.as_ref().map_or(Some(&none), |v| v.index.as_ref());
-    let new_index = new.as_ref().map_or(Some(&none), |v| v.index.as_ref());
+    let old_index = old.map_or(Some(&none), |v| v.index.as_ref());
+    let new_index = new.map_or(Some(&none), |v| v.index.as_ref());
     let (old_lock, new_lock) = match (old_index, new_index) {
         (Some(oi), Some(ni)) => {
             let mut touched: Vec<(&str, Option<&str>)> = Vec::new();
@@ -243,7 +243,7 @@ fn compare(old: Option<&Version>, new: Option<&Version>) -> Compared {
                     std::cmp::Ordering::Equal => {
                         i += 1;
                         j += 1;
-                        let same = old.as_ref().zip(new.as_ref()).is_some_and(|(o, n)| {
+                        let same = old.zip(new).is_some_and(|(o, n)| {
                             o.bytes[oi[i - 1].1.clone()] == n.bytes[ni[j - 1].1.clone()]
                         });
                         (!same).then_some(&ni[j - 1].0)
@@ -253,7 +253,7 @@ fn compare(old: Option<&Version>, new: Option<&Version>) -> Compared {
                     touched.push((s.as_str(), t.as_deref()));
                 }
             }
-            let new_lock = match &new {
+            let new_lock = match new {
                 Some(v) => v.subset(&touched),
                 None => Ok(Lock::default()),
             };
@@ -266,7 +266,7 @@ fn compare(old: Option<&Version>, new: Option<&Version>) -> Compared {
                     }
                 }
             };
-            let old_lock = match &old {
+            let old_lock = match old {
                 Some(v) => v.subset(&touched),
                 None => Ok(Lock::default()),
             };
@@ -283,8 +283,8 @@ fn compare(old: Option<&Version>, new: Option<&Version>) -> Compared {
         _ => {
             let empty = || Rc::new(Ok(Lock::default()));
             (
-                old.as_ref().map_or_else(empty, |v| v.full()),
-                new.as_ref().map_or_else(empty, |v| v.full()),
+                old.map_or_else(empty, |v| v.full()),
+                new.map_or_else(empty, |v| v.full()),
             )
         }
     };
@@ -930,16 +930,12 @@ impl History {
         if let Some(known) = self.known.pairs.get(&(before, after)) {
             return Ok(known.clone());
         }
-        let compared = self.compare(before, after)?;
+        let old = before.map(|b| self.version(b)).transpose()?;
+        let new = after.map(|b| self.version(b)).transpose()?;
+        let compared = compare(old.as_deref(), new.as_deref());
         self.known.pairs.insert((before, after), compared.clone());
         self.learned = true;
         Ok(compared)
-    }
-
-    fn compare(&mut self, before: Option<ObjectId>, after: Option<ObjectId>) -> Result<Compared> {
-        let old = before.map(|b| self.version(b)).transpose()?;
-        let new = after.map(|b| self.version(b)).transpose()?;
-        Ok(compare(old.as_deref(), new.as_deref()))
     }
 
     /// Splits `entries` (indexes into `wanted`, each holding its wanted
