@@ -13,7 +13,6 @@
 //! refusing forever.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -235,8 +234,7 @@ impl Guard {
     /// Replaces the lock with `lock`, atomically, and releases the claim.
     pub fn commit(mut self, lock: &Lock) -> Result<()> {
         let mut file = self.file.take().expect("guard holds its file until commit");
-        let text = lock.to_text();
-        let written = file.write_all(&text).and_then(|_| file.sync_all());
+        let written = lock.write_text(&mut file).and_then(|_| file.sync_all());
         drop(file);
         let renamed = written
             .with_context(|| format!("cannot write {}", crate::text::shown_path(&self.lock_path)))
