@@ -14,13 +14,17 @@ use super::{emit, now, Env, Selection, Status};
 use crate::cli::PinArgs;
 use crate::compare::pairs;
 use crate::descriptor::Descriptor;
+use crate::inventory::Inventory;
 use crate::json::Value;
 use crate::lock::store::Guard;
 use crate::lock::{Approval, Entry, Lock, State};
 use crate::text::{escape_display, has_concealing};
 
 enum Action {
-    Pin(String, Option<String>, Descriptor, Option<Entry>),
+    /// The entry, and what the lock had there; the descriptor is taken
+    /// from the inventory when the entry is written (not copied: 100,000
+    /// of them were 48 MB of a whole-inventory pin).
+    Pin(String, Option<String>, Option<Entry>),
     Remove(String, Option<String>, Entry),
     /// A server's launch approved: the server, the recorded launch, the new one.
     Launch(String, Option<Value>, Value),
@@ -102,7 +106,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
                     actions.push(Action::Launch(server.clone(), p.locked_launch.cloned(), l));
                 }
                 if !unchanged {
-                    actions.push(Action::Pin(server, tool, seen.clone(), p.entry.cloned()));
+                    actions.push(Action::Pin(server, tool, p.entry.cloned()));
                 }
             }
             (Some(entry), None) => actions.push(Action::Remove(server, tool, entry.clone())),
@@ -133,10 +137,19 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         return Ok(0);
     }
     let time = now()?;
+    // One approval, shared by every entry this run pins (as reading a lock
+    // shares it between entries pinned together).
+    let approval = std::sync::Arc::new(Approval {
+        approver: who.clone(),
+        at: time.clone(),
+        note: args.note.clone(),
+    });
+    let mut inventory = inventory;
     let mut lines = Vec::new();
     for action in actions {
         match action {
-            Action::Pin(server, tool, descriptor, old) => {
+            Action::Pin(server, tool, old) => {
+                let descriptor = take_descriptor(&mut inventory, &server, tool.as_deref());
                 let subject = escape_display(
                     &tool
                         .as_ref()
@@ -159,11 +172,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
                     state: State::Pinned,
                     descriptor,
                     first_seen: old.map_or(time.clone(), |e| e.first_seen),
-                    approval: Some(std::sync::Arc::new(Approval {
-                        approver: who.clone(),
-                        at: time.clone(),
-                        note: args.note.clone(),
-                    })),
+                    approval: Some(approval.clone()),
                     lazy: Default::default(),
                 };
                 let slot = lock.servers.entry(server).or_default();
@@ -227,6 +236,25 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         )
     })?;
     Ok(0)
+}
+
+/// The descriptor the inventory shows for `server` (`tool`: one of its
+/// tools, moved out); pairing found it there.
+fn take_descriptor(inventory: &mut Inventory, server: &str, tool: Option<&str>) -> Descriptor {
+    let s = inventory
+        .servers
+        .get_mut(server)
+        .expect("a pinned server is in the inventory");
+    match tool {
+        Some(t) => {
+            s.tools
+                .remove(t)
+                .expect("a pinned tool is in the inventory")
+                .descriptor
+        }
+        // One per server: copied.
+        None => s.descriptor.clone(),
+    }
 }
 
 /// Where an approval went: written to the lock, or also committed.
