@@ -119,6 +119,10 @@ pub fn lock(data: &[u8]) -> bool {
         (f, l) => panic!("parse and parse_digests_only disagree: {f:?} vs {l:?}"),
     };
     let text = lock.to_text();
+    // What a lock file gets (a server at a time) is the same text.
+    let mut written = Vec::new();
+    lock.write_text(&mut written).expect("writing to memory");
+    assert!(written == text, "write_text differs from to_text");
     let again = Lock::parse(&text).expect("a lock's own text parses");
     assert_eq!(lock, again, "the text round trip changed the lock");
     assert_eq!(
