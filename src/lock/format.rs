@@ -161,9 +161,9 @@ impl Lock {
     }
 
     /// Writes [`Lock::to_text`]'s text to `w` a server at a time, holding
-    /// about [`WRITE_CHUNK`] of it at once: a lock of 100,000 entries is
-    /// 125 MiB of text, which `pin` held whole (twice, while its buffer
-    /// grew) next to the inventory it was read from.
+    /// about 1 MiB of it at once: a lock of 100,000 entries is 125 MiB of
+    /// text, which `pin` held whole (twice, while its buffer grew) next to
+    /// the inventory it was read from.
     pub fn write_text(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         let mut out = Vec::with_capacity(WRITE_CHUNK + 64 * 1024);
         self.lay_out(&mut out, &mut |out: &mut Vec<u8>| {
