@@ -452,8 +452,10 @@ pub fn commit_facts(repo: &gix::Repository, id: ObjectId) -> Result<CommitFacts>
     })
 }
 
-/// The lock's history as commits see it: blob ids and parsed locks, each
-/// read once however many commits and refs share them.
+/// The lock's history as commits see it: blob ids, and each ref tip's
+/// whole lock, read once however many commits and refs share them; and,
+/// for commits judged by what they changed, the recent versions those
+/// changes were read from ([`Versions`]).
 pub struct LockHistory<'r> {
     repo: &'r gix::Repository,
     rel: PathBuf,
