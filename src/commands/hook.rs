@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use gix::ObjectId;
 
 use super::{emit, Env, PlainFormat, Status};
@@ -25,6 +25,7 @@ use crate::cli::{HookArgs, HookKind};
 use crate::compare;
 use crate::finding::Class;
 use crate::git::hooks::{self, CommitFacts, LockHistory, RefUpdate};
+use crate::git::policy::{Policy, Shortfall};
 use crate::inventory::{self, ReadOptions};
 use crate::report::{json_str, JSON_VERSION};
 use crate::text::escape_display;
@@ -36,45 +37,6 @@ enum Side {
     Push(Option<String>),
     /// The receiving (bare) repository.
     Receive,
-}
-
-/// The sign-off policy, from git config.
-struct Policy {
-    /// `kams.approvers` emails, lowercased; empty: any sign-off will do.
-    approvers: Vec<String>,
-    /// `kams.requireSigned`.
-    require_signed: bool,
-}
-
-impl Policy {
-    fn from_config(env: &Env, notes: &mut Vec<String>) -> Result<Policy> {
-        let approvers = match env.repo.config("kams.approvers") {
-            Some(v) if !v.trim().is_empty() => {
-                let (emails, unusable) = hooks::parse_approvers(&v);
-                for u in unusable {
-                    notes.push(format!(
-                        "git config kams.approvers: `{}` has no email and matches nobody",
-                        escape_display(&u)
-                    ));
-                }
-                if emails.is_empty() {
-                    bail!("git config kams.approvers is set but names no email (expected `Name <email>` or emails, separated by commas)");
-                }
-                emails
-            }
-            _ => Vec::new(),
-        };
-        let require_signed = env.config_bool("kams.requireSigned", false)?;
-        if require_signed {
-            notes.push(
-                "kams.requireSigned: approval commits must carry a signature; it is not verified here (have the server or CI verify it, e.g. with git verify-commit)".into(),
-            );
-        }
-        Ok(Policy {
-            approvers,
-            require_signed,
-        })
-    }
 }
 
 /// A git boolean (`true`, `yes`, `on`, `1`, or a key with no value).
@@ -97,6 +59,16 @@ enum Rule {
     Approver,
     /// An approval commit without a signature (`kams.requireSigned`).
     Signature,
+}
+
+impl From<Shortfall> for Rule {
+    fn from(s: Shortfall) -> Rule {
+        match s {
+            Shortfall::SignOff => Rule::SignOff,
+            Shortfall::Approver => Rule::Approver,
+            Shortfall::Signature => Rule::Signature,
+        }
+    }
 }
 
 impl Rule {
@@ -190,7 +162,7 @@ pub fn check(
     };
     let repo = hooks::for_hook(env.repo.require(&format!("git kams hook {name}"))?)?;
     let mut notes = Vec::new();
-    let policy = Policy::from_config(env, &mut notes)?;
+    let policy = env.policy(&mut notes)?;
     let (_, opts) = env.inventory_spec(true)?;
     let lock_rel = env.lock_relative()?;
     let mut check = Check {
@@ -459,28 +431,12 @@ impl Check<'_> {
     fn judge(&mut self, facts: &CommitFacts) -> Result<Vec<BadApproval>> {
         // The commit's credentials first: a commit that has them passes
         // whatever it did to the lock, and its lock need not be read.
-        let mut rules = Vec::new();
-        let mut why = Vec::new();
-        if facts.sign_offs.is_empty() {
-            rules.push(Rule::SignOff);
-            why.push("without a Signed-off-by trailer".to_string());
-        } else if !self.policy.approvers.is_empty()
-            && !facts
-                .sign_offs
-                .iter()
-                .filter_map(|s| hooks::email_of(s))
-                .any(|e| self.policy.approvers.contains(&e))
-        {
-            rules.push(Rule::Approver);
-            why.push(format!(
-                "signed off by {} only, not an approver (git config kams.approvers)",
-                facts.sign_offs.join(", ")
-            ));
-        }
-        if self.policy.require_signed && !facts.signed {
-            rules.push(Rule::Signature);
-            why.push("without a signature (kams.requireSigned)".to_string());
-        }
+        let (rules, why): (Vec<Rule>, Vec<String>) = self
+            .policy
+            .shortfalls(facts)
+            .into_iter()
+            .map(|(s, why)| (Rule::from(s), why))
+            .unzip();
         if rules.is_empty() {
             return Ok(Vec::new());
         }

@@ -433,6 +433,16 @@ impl Env {
         }
     }
 
+    /// The sign-off policy of git config `kams.approvers` and
+    /// `kams.requireSigned`; what the reader should know goes to `notes`.
+    pub fn policy(&self, notes: &mut Vec<String>) -> Result<crate::git::policy::Policy> {
+        crate::git::policy::Policy::new(
+            self.repo.config("kams.approvers").as_deref(),
+            self.config_bool("kams.requireSigned", false)?,
+            notes,
+        )
+    }
+
     /// The inventory files committed at `rev`.
     pub fn inventory_files_at(&self, rev: &str) -> Result<Vec<(PathBuf, Vec<u8>)>> {
         let commit = self.repo.commit_of(rev)?;
