@@ -155,24 +155,17 @@ fn select(env: &Env, names: &[String]) -> Result<Vec<ClientServer>> {
     Ok(out)
 }
 
-/// Asks for confirmation where the lock does not record a server's launch,
-/// then captures.
+/// Asks for confirmation where no approval stands behind a server's
+/// launch ([`unapproved_launches`]), then captures.
 fn capture_confirmed(
     env: &Env,
     servers: &[ClientServer],
     opts: &CaptureOpts,
     err: &mut dyn Write,
 ) -> Result<Vec<Result<Captured>>> {
-    let lock = store::read(&env.lock_path()?)?.unwrap_or_default();
-    let unrecorded: Vec<&ClientServer> = servers
-        .iter()
-        .filter(|s| {
-            let recorded = lock.servers.get(&s.name).and_then(|l| l.launch.as_ref());
-            recorded.is_none() || recorded != config::launch_spec(&s.entry).as_ref()
-        })
-        .collect();
-    if !unrecorded.is_empty() && !opts.yes {
-        confirm(&unrecorded, err)?;
+    let unapproved = unapproved_launches(env, servers)?;
+    if !unapproved.is_empty() && !opts.yes {
+        confirm(&unapproved, err)?;
     }
     let options = options(env, opts)?;
     let at = super::now()?;
@@ -204,11 +197,99 @@ fn capture_confirmed(
     Ok(results)
 }
 
-/// Shows what would run and asks on the terminal; without one, refuses
-/// and says how to go on.
-fn confirm(unrecorded: &[&ClientServer], err: &mut dyn Write) -> Result<()> {
+/// The servers whose launch no approval stands behind, each with the
+/// reason. A launch is approved when the lock in the work tree records
+/// exactly the launch the config asks for, the lock committed at `HEAD`
+/// records the same, and the commit that gave it that value (walking back
+/// as the hooks judge merges) meets the sign-off policy (`kams.approvers`,
+/// `kams.requireSigned`). The lock's text alone approves nothing: anyone
+/// who can commit can write a launch into it; the sign-off rules are what
+/// the hooks enforce, so they are what capture asks for.
+fn unapproved_launches<'s>(
+    env: &Env,
+    servers: &'s [ClientServer],
+) -> Result<Vec<(&'s ClientServer, String)>> {
+    let lock = store::read(&env.lock_path()?)?.unwrap_or_default();
+    let repo = env.repo.gix();
+    let head = repo.and_then(|r| r.head_id().ok()).map(|id| id.detach());
+    let mut notes = Vec::new();
+    let policy = match (repo, head) {
+        (Some(_), Some(_)) => Some(env.policy(&mut notes)?),
+        _ => None,
+    };
+    let rel = match (repo, head) {
+        (Some(_), Some(_)) => Some(env.lock_relative()?),
+        _ => None,
+    };
+    let mut history = match (repo, &rel) {
+        (Some(r), Some(rel)) => Some(crate::git::hooks::LockHistory::new(r, rel)),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for s in servers {
+        let wanted = config::launch_spec(&s.entry);
+        let recorded = lock.servers.get(&s.name).and_then(|l| l.launch.as_ref());
+        let why = match (recorded, &wanted) {
+            (None, _) => Some("no launch of it is recorded in kams.lock".to_string()),
+            (Some(r), Some(w)) if r != w => {
+                Some("kams.lock records another launch for it".to_string())
+            }
+            (Some(_), None) => Some("kams.lock records another launch for it".to_string()),
+            _ => None,
+        };
+        if let Some(why) = why {
+            out.push((s, why));
+            continue;
+        }
+        let (Some(history), Some(head), Some(policy)) = (history.as_mut(), head, &policy) else {
+            out.push((
+                s,
+                "kams.lock is not in a git history, so no approval commit stands behind its launch"
+                    .to_string(),
+            ));
+            continue;
+        };
+        if history.launch_at(head, &s.name)? != wanted {
+            out.push((
+                s,
+                "its launch in kams.lock is not committed (an approval is a commit: git kams pin)"
+                    .to_string(),
+            ));
+            continue;
+        }
+        let why = match history.launch_origin(head, &s.name)? {
+            None => Some("its launch is not committed".to_string()),
+            Some((facts, true)) => Some(format!(
+                "its launch was recorded beyond the shallow boundary at {}, where its approval cannot be seen",
+                facts.id.to_hex_with_len(7)
+            )),
+            Some((facts, false)) => {
+                let short: Vec<String> = policy
+                    .shortfalls(&facts)
+                    .into_iter()
+                    .map(|(_, why)| why)
+                    .collect();
+                (!short.is_empty()).then(|| {
+                    format!(
+                        "its launch was recorded by commit {} {}",
+                        facts.id.to_hex_with_len(7),
+                        short.join(" and ")
+                    )
+                })
+            }
+        };
+        if let Some(why) = why {
+            out.push((s, why));
+        }
+    }
+    Ok(out)
+}
+
+/// Shows what would run and why it is not approved, and asks on the
+/// terminal; without one, refuses and says how to go on.
+fn confirm(unapproved: &[(&ClientServer, String)], err: &mut dyn Write) -> Result<()> {
     let mut list = String::new();
-    for s in unrecorded {
+    for (s, why) in unapproved {
         let launch = config::launch_spec(&s.entry)
             .map(|v| {
                 let mut b = Vec::new();
@@ -217,24 +298,25 @@ fn confirm(unrecorded: &[&ClientServer], err: &mut dyn Write) -> Result<()> {
             })
             .unwrap_or_else(|| "(no command or url)".into());
         list.push_str(&format!(
-            "  {} ({}): {}\n",
+            "  {} ({}): {}\n    not approved: {}\n",
             escape_display(&s.name),
             shown_path(&s.source),
-            escape_display(&launch)
+            escape_display(&launch),
+            escape_display(why)
         ));
     }
     let stdin = std::io::stdin();
     if !stdin.is_terminal() || !std::io::stderr().is_terminal() {
         bail!(
-            "not run: the launch of {} server{} is not recorded in kams.lock:\n{list}review {} and run again with --yes",
-            unrecorded.len(),
-            if unrecorded.len() == 1 { "" } else { "s" },
-            if unrecorded.len() == 1 { "it" } else { "them" }
+            "not run: no approval stands behind the launch of {} server{}:\n{list}review {} and run again with --yes, then approve with `git kams pin SERVER -m NOTE`",
+            unapproved.len(),
+            if unapproved.len() == 1 { "" } else { "s" },
+            if unapproved.len() == 1 { "it" } else { "them" }
         );
     }
     write!(
         err,
-        "capture will run or connect to these servers, whose launch is not recorded in kams.lock:\n{list}run them? [y/N] "
+        "capture will run or connect to these servers, whose launch nobody approved:\n{list}run them? [y/N] "
     )?;
     err.flush()?;
     let mut answer = String::new();

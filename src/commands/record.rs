@@ -1,6 +1,7 @@
 //! `git kams record`: first sightings become provisional entries; entries
 //! already in the lock are left exactly as they are. A server's launch is
-//! recorded once, when the lock has none.
+//! not recorded here: `capture` runs a recorded launch, so recording one is
+//! an approval, which `pin` makes (and the hooks ask a sign-off for).
 
 use std::io::Write;
 
@@ -57,27 +58,6 @@ pub fn run(env: &Env, out: &mut dyn Write) -> Result<Status> {
             None => slot.server = Some(entry),
         }
     }
-    // A server whose lock has no launch yet (new, or from a lock written
-    // before launches were recorded) takes the one the inventory shows.
-    let mut launches = 0;
-    for (name, server) in &inventory.servers {
-        // Every advertised server has an entry by now (its server entry).
-        let Some(slot) = lock.servers.get_mut(name) else {
-            continue;
-        };
-        if slot.launch.is_some() {
-            continue;
-        }
-        if let Some(spec) = crate::config::launch_spec(&server.launch) {
-            lines.push(format!(
-                "recorded launch {} {}",
-                escape_display(name),
-                escape_display(&crate::canon::jcs_string(&spec))
-            ));
-            slot.launch = Some(spec);
-            launches += 1;
-        }
-    }
     if lines.is_empty() {
         drop(guard);
         emit(out, |o| {
@@ -94,25 +74,12 @@ pub fn run(env: &Env, out: &mut dyn Write) -> Result<Status> {
         for l in &lines {
             writeln!(o, "{l}")?;
         }
-        let entries = lines.len() - launches;
-        let mut what = Vec::new();
-        if entries > 0 {
-            what.push(format!(
-                "{entries} provisional entr{} added",
-                if entries == 1 { "y" } else { "ies" }
-            ));
-        }
-        if launches > 0 {
-            what.push(format!(
-                "launch of {launches} server{} recorded",
-                if launches == 1 { "" } else { "s" }
-            ));
-        }
+        let entries = lines.len();
         writeln!(
             o,
-            "wrote {} ({})",
+            "wrote {} ({entries} provisional entr{} added)",
             crate::text::shown_path(&path),
-            what.join(", ")
+            if entries == 1 { "y" } else { "ies" }
         )
     })?;
     Ok(0)

@@ -463,6 +463,10 @@ pub struct LockHistory<'r> {
     locks: HashMap<ObjectId, Arc<Lock>>,
     /// The versions read for commits judged by what they changed.
     versions: Versions<'r>,
+    /// Merge bases found, by the pair of commits asked about.
+    bases: HashMap<(ObjectId, ObjectId), Option<ObjectId>>,
+    /// Launches read, by lock blob and server.
+    launches: HashMap<(ObjectId, String), Option<crate::json::Value>>,
 }
 
 impl<'r> LockHistory<'r> {
@@ -474,6 +478,8 @@ impl<'r> LockHistory<'r> {
             blobs: HashMap::new(),
             locks: HashMap::new(),
             versions: Versions::new(repo, rel),
+            bases: HashMap::new(),
+            launches: HashMap::new(),
         }
     }
 
@@ -518,33 +524,142 @@ impl<'r> LockHistory<'r> {
         Ok(parsed)
     }
 
+    /// The commit where the histories of `a` and `b` meet (`None`: they
+    /// share none).
+    pub fn merge_base(&mut self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
+        if let Some(base) = self.bases.get(&(a, b)) {
+            return Ok(*base);
+        }
+        let base = self
+            .repo
+            .merge_base(a, b)
+            .with_context(|| format!("cannot find where {a} and {b} meet"))?
+            .map(|id| id.detach());
+        self.bases.insert((a, b), base);
+        Ok(base)
+    }
+
+    /// The launch of `server` recorded in the lock at `commit` (`None`: no
+    /// lock, no such server, or no launch). Remembered per blob and server,
+    /// not as whole locks: a walk back through the history reads many
+    /// versions, each once.
+    pub fn launch_at(
+        &mut self,
+        commit: ObjectId,
+        server: &str,
+    ) -> Result<Option<crate::json::Value>> {
+        let Some(blob) = self.blob(commit)? else {
+            return Ok(None);
+        };
+        if let Some(l) = self.launches.get(&(blob, server.to_string())) {
+            return Ok(l.clone());
+        }
+        let launch = match self.locks.get(&blob) {
+            Some(lock) => lock.servers.get(server).and_then(|s| s.launch.clone()),
+            None => {
+                let bytes = self
+                    .repo
+                    .find_object(blob)
+                    .with_context(|| {
+                        format!("cannot read {} at commit {commit}", self.rel.display())
+                    })?
+                    .detach()
+                    .data;
+                let shown = format!("{}:{}", commit.to_hex_with_len(12), self.rel.display());
+                Lock::parse_digests_only(Arc::new(lock::store::strip_bom(bytes)))
+                    .map_err(|e| lock::store::lock_error(Path::new(&shown), e))?
+                    .servers
+                    .get(server)
+                    .and_then(|s| s.launch.clone())
+            }
+        };
+        self.launches
+            .insert((blob, server.to_string()), launch.clone());
+        Ok(launch)
+    }
+
+    /// The commit that gave `server`'s launch its value at `tip`, by the
+    /// hooks' rules: walking back, the value passes to the first parent
+    /// when it has it, to another parent when that parent has it and
+    /// changed it since the merge base, and otherwise stays with the
+    /// commit, which made it (and is the one whose sign-off approves it).
+    /// `None` when the lock at `tip` records no launch for `server`; the
+    /// flag is true when the walk met the shallow boundary (the value may
+    /// be older, and its approval cannot be seen).
+    pub fn launch_origin(
+        &mut self,
+        tip: ObjectId,
+        server: &str,
+    ) -> Result<Option<(CommitFacts, bool)>> {
+        let Some(value) = self.launch_at(tip, server)? else {
+            return Ok(None);
+        };
+        let mut at = tip;
+        loop {
+            let facts = commit_facts(self.repo, at)?;
+            if facts.shallow {
+                return Ok(Some((facts, true)));
+            }
+            let Some(&first) = facts.parents.first() else {
+                return Ok(Some((facts, false)));
+            };
+            if self.launch_at(first, server)?.as_ref() == Some(&value) {
+                at = first;
+                continue;
+            }
+            let mut next = None;
+            for &p in &facts.parents[1..] {
+                if self.launch_at(p, server)?.as_ref() != Some(&value) {
+                    continue;
+                }
+                let at_base = match self.merge_base(first, p)? {
+                    Some(b) => self.launch_at(b, server)?,
+                    None => None,
+                };
+                if at_base.as_ref() != Some(&value) {
+                    next = Some(p);
+                    break;
+                }
+            }
+            match next {
+                Some(p) => at = p,
+                None => return Ok(Some((facts, false))),
+            }
+        }
+    }
+
     /// The entry changes `commit` made to the lock that are its own: against
-    /// its first parent (against an empty lock for a root commit), leaving
-    /// out, for a merge, every entry whose new value one of the other
-    /// parents already had (those changes were made, and are judged, on
-    /// that side). A commit whose lock equals one of its parents' made none.
+    /// its first parent (against an empty lock for a root commit). For a
+    /// merge, a change is the other side's, and left out, only when that
+    /// parent has the same value *and* changed it since the merge base:
+    /// taking an approval from a branch that made it is no approval, but
+    /// taking an old value back from a parent that merely still has it (a
+    /// rollback: the other parent is behind the first) is one, and needs a
+    /// sign-off of its own.
     ///
     /// Only entries whose text differs are parsed: a merge of two pull
-    /// requests reads its three versions' structure, and the few entries
-    /// each side changed.
+    /// requests reads its versions' structure, and the few entries each
+    /// side changed.
     pub fn own_changes(&mut self, commit: &CommitFacts) -> Result<Vec<LogChange>> {
         let blob = self.blob(commit.id)?;
         let mut parent_blobs = Vec::with_capacity(commit.parents.len());
         for p in &commit.parents {
             parent_blobs.push(self.blob(*p)?);
         }
-        if commit.parents.is_empty() && blob.is_none() || parent_blobs.contains(&blob) {
+        let first = parent_blobs.first().copied().flatten();
+        if commit.parents.is_empty() && blob.is_none()
+            || !commit.parents.is_empty() && first == blob
+        {
             return Ok(Vec::new());
         }
-        let unreadable = |at: ObjectId, message: &str| {
+        let unreadable = |rel: &Path, at: ObjectId, message: &str| {
             anyhow!(
                 "{}:{}: the lock committed there cannot be read: {}",
                 at.to_hex_with_len(12),
-                self.rel.display(),
+                rel.display(),
                 crate::text::escape_display(message)
             )
         };
-        let first = parent_blobs.first().copied().flatten();
         let mut changes = match self.versions.changes(first, blob)? {
             Compared::Changes(changes) => changes,
             Compared::Unreadable { at_parent, message } => {
@@ -553,26 +668,64 @@ impl<'r> LockHistory<'r> {
                 } else {
                     commit.id
                 };
-                return Err(unreadable(at, &message));
+                return Err(unreadable(&self.rel, at, &message));
             }
         };
         for (parent, other) in commit.parents.iter().zip(&parent_blobs).skip(1) {
             if changes.is_empty() {
                 break;
             }
-            let keys: Vec<(&str, Option<&str>)> = changes
+            let base = self.merge_base(commit.parents[0], *parent)?;
+            let base_blob = match base {
+                Some(b) => self.blob(b)?,
+                None => None,
+            };
+            let mut theirs = Vec::with_capacity(changes.len());
+            let entries: Vec<(&str, Option<&str>)> = changes
                 .iter()
+                .filter(|c| !c.kind.is_launch())
                 .map(|c| (c.server.as_str(), c.tool.as_deref()))
                 .collect();
-            let same = match self.versions.same_values(*other, blob, &keys)? {
-                Ok(same) => same,
-                Err((at_commit, message)) => {
-                    let at = if at_commit { commit.id } else { *parent };
-                    return Err(unreadable(at, &message));
-                }
+            let (same_as_other, same_as_base) = if entries.is_empty() {
+                (Vec::new(), Vec::new())
+            } else {
+                let now = match self.versions.same_values(*other, blob, &entries)? {
+                    Ok(same) => same,
+                    Err((at_commit, message)) => {
+                        let at = if at_commit { commit.id } else { *parent };
+                        return Err(unreadable(&self.rel, at, &message));
+                    }
+                };
+                let before = match self.versions.same_values(base_blob, *other, &entries)? {
+                    Ok(same) => same,
+                    Err((at_other, message)) => {
+                        let at = if at_other {
+                            *parent
+                        } else {
+                            base.unwrap_or(*parent)
+                        };
+                        return Err(unreadable(&self.rel, at, &message));
+                    }
+                };
+                (now, before)
             };
-            let mut same = same.into_iter();
-            changes.retain(|_| !same.next().unwrap_or(false));
+            let (mut now, mut before) = (same_as_other.into_iter(), same_as_base.into_iter());
+            for c in &changes {
+                let is_theirs = if c.kind.is_launch() {
+                    let here = self.launch_at(commit.id, &c.server)?;
+                    let there = self.launch_at(*parent, &c.server)?;
+                    let at_base = match base {
+                        Some(b) => self.launch_at(b, &c.server)?,
+                        None => None,
+                    };
+                    here == there && there != at_base
+                } else {
+                    now.next().unwrap_or(false) && !before.next().unwrap_or(true)
+                };
+                theirs.push(is_theirs);
+            }
+            let mut theirs = theirs.into_iter();
+            changes.retain(|_| !theirs.next().unwrap_or(false));
         }
         Ok(changes)
     }

@@ -21,8 +21,8 @@ pub enum ChangeKind {
     Unpinned,
     /// The entry is gone.
     Removed,
-    /// A server's launch recorded where the lock had none (as `record`
-    /// does on a first sighting).
+    /// A server's launch recorded where the lock had none (by `pin` of
+    /// the whole server).
     LaunchRecorded,
     /// A server's recorded launch changed or was dropped: capture will now
     /// run a different command without asking, so this is an approval.
@@ -46,12 +46,16 @@ impl ChangeKind {
     }
 
     /// True when the change is an approval (or withdraws one): it needs a
-    /// sign-off by an approver.
+    /// sign-off by an approver. Every launch change is one, the first
+    /// included: `capture` runs a recorded launch, so recording one is
+    /// approving what will run.
     pub fn needs_sign_off(self) -> bool {
-        !matches!(
-            self,
-            ChangeKind::Recorded | ChangeKind::Rerecorded | ChangeKind::LaunchRecorded
-        )
+        !matches!(self, ChangeKind::Recorded | ChangeKind::Rerecorded)
+    }
+
+    /// True for a change of a server's launch rather than of an entry.
+    pub fn is_launch(self) -> bool {
+        matches!(self, ChangeKind::LaunchRecorded | ChangeKind::LaunchChanged)
     }
 }
 
@@ -249,7 +253,7 @@ mod tests {
     }
 
     #[test]
-    fn a_changed_launch_is_an_approval_a_first_one_is_not() {
+    fn a_launch_first_or_changed_is_an_approval() {
         let launch = |argv: &str| {
             let mut l = lock(&[]);
             let (v, _) = parse(format!(r#"{{"command":["{argv}"]}}"#).as_bytes()).unwrap();
@@ -272,7 +276,7 @@ mod tests {
             [(ChangeKind::LaunchChanged, vec!["launch"])]
         );
         assert!(ChangeKind::LaunchChanged.needs_sign_off());
-        assert!(!ChangeKind::LaunchRecorded.needs_sign_off());
+        assert!(ChangeKind::LaunchRecorded.needs_sign_off());
         assert!(kinds(&launch("npx"), &launch("npx")).is_empty());
     }
 }

@@ -696,8 +696,15 @@ fn on_a_terminal_capture_shows_the_launch_and_asks() {
     assert!(shown.contains("captured `good`"), "{shown}");
     assert_eq!(written(dir), ["good.json"]);
 
-    // Once recorded, the same launch runs without a question.
+    // Recorded is not approved: it is asked again.
     kams(dir).arg("record").assert().success();
+    let (shown, code) = capture_on_a_terminal(dir, "n");
+    assert_eq!(code, 2, "{shown}");
+    assert!(shown.contains("no launch of it is recorded"), "{shown}");
+    // Once approved (a signed-off commit of the launch), it runs without a question.
+    let entry = fake("ok", &[]);
+    crate::approvals::write_launch(dir, "good", &crate::approvals::spec(&entry));
+    crate::approvals::commit(dir, "approve good's launch", true);
     let (shown, code) = capture_on_a_terminal(dir, "n");
     assert_eq!(code, 0, "{shown}");
     assert!(!shown.contains("[y/N]"), "{shown}");

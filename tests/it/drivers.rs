@@ -112,7 +112,8 @@ fn new_servers_recorded_on_two_branches_merge_where_lines_would_conflict() {
         merged.servers.keys().collect::<Vec<_>>(),
         ["mcp-server-fetch", "mcp-server-git", "mcp-server-time"]
     );
-    assert!(merged.servers["mcp-server-git"].launch.is_some());
+    // `record` approves no launch: none is recorded on either side.
+    assert!(merged.servers["mcp-server-git"].launch.is_none());
     assert!(merged.servers["mcp-server-time"].tools["convert_time"]
         .approval
         .is_some());

@@ -1,4 +1,5 @@
-//! The launch a person approved: `record` and `pin` write it into the lock,
+//! The launch a person approved: `pin` writes it into the lock (`record`
+//! does not: recording a launch would approve what capture runs), and
 //! `scan` reports when the inventory now launches something else.
 
 use std::path::Path;
@@ -54,24 +55,30 @@ fn record_pin_and_a_changed_command_is_high_drift() {
         .arg("record")
         .assert()
         .success()
-        .stdout(predicates::str::contains(
-            "recorded launch mcp-server-time {\"command\":[",
-        ))
-        .stdout(predicates::str::contains(
-            "(3 provisional entries added, launch of 1 server recorded)",
-        ));
-    let recorded = lock(dir);
-    assert!(
-        recorded.contains(&format!("{LAUNCHED}\n      \"server\": {{")),
-        "{recorded}"
-    );
+        .stdout(predicates::str::contains("(3 provisional entries added)"));
+    assert!(!lock(dir).contains("\"launch\""), "{}", lock(dir));
     assert!(launch_findings(dir).is_empty());
 
-    // A provisional server whose command changed: drift, one level lower.
+    // Pinning a single tool records no launch.
+    kams(dir)
+        .args(["pin", "mcp-server-time/convert_time", "-m", "one tool"])
+        .assert()
+        .success();
+    assert!(!lock(dir).contains("\"launch\""));
+
+    // Pinning the server approves the launch it shows.
+    kams(dir)
+        .args(["pin", "mcp-server-time", "-m", "first"])
+        .assert()
+        .success();
+    assert!(lock(dir).contains(LAUNCHED), "{}", lock(dir));
+    assert!(launch_findings(dir).is_empty());
+
+    // A pinned server whose command changed: high drift.
     write_inventory(dir, |c| c["command"][2] = "Europe/Paris".into());
     let found = launch_findings(dir);
     assert_eq!(found.len(), 1, "{found:#?}");
-    assert_eq!(found[0]["severity"], "medium");
+    assert_eq!(found[0]["severity"], "high");
 
     // Pinning a single tool leaves the launch as it was approved.
     kams(dir)
@@ -144,7 +151,7 @@ fn record_pin_and_a_changed_command_is_high_drift() {
 }
 
 #[test]
-fn a_lock_without_a_launch_gets_one_from_record_and_no_finding() {
+fn record_never_writes_a_launch_into_a_lock_without_one() {
     let repo = repo();
     let dir = repo.path();
     write_inventory(dir, |_| {});
@@ -158,32 +165,12 @@ fn a_lock_without_a_launch_gets_one_from_record_and_no_finding() {
     std::fs::write(dir.join("kams.lock"), &old).unwrap();
     write_inventory(dir, |c| c["command"][2] = "Europe/Paris".into());
     assert!(launch_findings(dir).is_empty());
-
-    kams(dir)
-        .arg("record")
-        .assert()
-        .success()
-        .stdout(predicates::str::contains("(launch of 1 server recorded)"));
-    let now = lock(dir);
-    assert!(
-        now.contains(r#""--local-timezone","Europe/Paris"]},"#),
-        "{now}"
-    );
-    // Nothing else changed: the entries and their approvals are as they were.
-    let without: String = now
-        .lines()
-        .filter(|l| !l.contains("\"launch\""))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    assert_eq!(without, old);
-    // A second record leaves a recorded launch alone.
-    write_inventory(dir, |c| c["command"][2] = "Asia/Tokyo".into());
     kams(dir)
         .arg("record")
         .assert()
         .success()
         .stdout(predicates::str::contains("nothing new"));
-    assert_eq!(lock(dir), now);
+    assert_eq!(lock(dir), old);
 }
 
 #[test]
@@ -198,7 +185,7 @@ fn secrets_in_the_environment_never_reach_the_lock() {
             "TZ_DIR": "/usr/share/zoneinfo"
         })
     });
-    kams(dir).arg("record").assert().success();
+    kams(dir).args(["pin", "-m", "reviewed"]).assert().success();
     let text = lock(dir);
     assert!(!text.contains(token), "{text}");
     assert!(

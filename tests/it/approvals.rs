@@ -1,0 +1,388 @@
+//! Approvals that cannot be walked around (issue 22): a launch, first or
+//! changed, is an approval the hooks ask a sign-off for, and that capture
+//! looks for in git before it runs anything; a merge that takes an old
+//! value back from a parent that merely still has it is a rollback, and
+//! needs a sign-off of its own. Every case goes through a real bare remote
+//! with the pre-receive hook installed, and real processes.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{json as value, Value};
+
+use crate::common::{copy, git, kams, real, repo, with_kams_on_path};
+
+/// Runs git with the hooks able to find `git kams`.
+fn run(dir: &Path, args: &[&str]) -> Output {
+    with_kams_on_path("git", dir)
+        .args(args)
+        .output()
+        .expect("git runs")
+}
+
+fn printed(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A work repository and a bare `origin` whose pre-receive hook is
+/// installed and whose only approver is Rita (the work repository's user).
+struct Remote {
+    work: tempfile::TempDir,
+    bare: tempfile::TempDir,
+}
+
+impl Remote {
+    fn new() -> Remote {
+        let work = repo();
+        let bare = tempfile::tempdir().unwrap();
+        git(bare.path(), &["init", "-q", "--bare", "-b", "main"]);
+        let o = kams(bare.path()).arg("init").output().unwrap();
+        assert!(o.status.success(), "{}", printed(&o));
+        git(
+            bare.path(),
+            &["config", "kams.approvers", "rita@example.com"],
+        );
+        git(
+            work.path(),
+            &["remote", "add", "origin", bare.path().to_str().unwrap()],
+        );
+        Remote { work, bare }
+    }
+
+    fn dir(&self) -> &Path {
+        self.work.path()
+    }
+
+    /// Pushes `main` past any client hook; returns whether the server
+    /// took it, and what it said.
+    fn push(&self) -> (bool, String) {
+        let o = run(self.dir(), &["push", "--no-verify", "origin", "main"]);
+        (o.status.success(), printed(&o))
+    }
+
+    fn remote_main(&self) -> Option<String> {
+        let o = run(self.bare.path(), &["rev-parse", "--verify", "-q", "main"]);
+        o.status
+            .success()
+            .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    }
+}
+
+/// A client config entry that, when run, writes `marker`: the attack of
+/// case 1.
+fn pwned_entry(marker: &Path) -> Value {
+    value!({"command": "sh", "args": ["-c", format!("echo PWNED > {}", marker.display())]})
+}
+
+/// The launch `capture` compares with the lock for a config `entry`.
+pub(crate) fn spec(entry: &Value) -> Value {
+    let mut argv = vec![entry["command"].clone()];
+    argv.extend(entry["args"].as_array().cloned().unwrap_or_default());
+    value!({ "command": argv })
+}
+
+fn write_config(dir: &Path, servers: &[(&str, &Value)]) {
+    let map: serde_json::Map<String, Value> = servers
+        .iter()
+        .map(|(n, e)| (n.to_string(), (*e).clone()))
+        .collect();
+    std::fs::write(
+        dir.join(".mcp.json"),
+        serde_json::to_string_pretty(&value!({ "mcpServers": map })).unwrap(),
+    )
+    .unwrap();
+}
+
+/// Writes `launch` for `server` into kams.lock by hand, as a contributor
+/// could: the lock's text alone must approve nothing.
+pub(crate) fn write_launch(dir: &Path, server: &str, launch: &Value) {
+    let path = dir.join("kams.lock");
+    let mut lock: Value = match std::fs::read(&path) {
+        Ok(b) => serde_json::from_slice(&b).unwrap(),
+        Err(_) => value!({"version": 1, "servers": {}}),
+    };
+    let servers = lock["servers"].as_object_mut().unwrap();
+    let slot = servers
+        .entry(server.to_string())
+        .or_insert_with(|| value!({"tools": {}}));
+    slot["launch"] = launch.clone();
+    // The lock's keys in its own order (serde_json would sort them).
+    let text = format!(
+        "{{\"version\": {}, \"servers\": {}}}\n",
+        lock["version"],
+        serde_json::to_string_pretty(&lock["servers"]).unwrap()
+    );
+    std::fs::write(&path, text).unwrap();
+}
+
+/// `git commit -a` of everything, signed off or not.
+pub(crate) fn commit(dir: &Path, message: &str, signoff: bool) {
+    git(dir, &["add", "-A"]);
+    let mut args = vec!["commit", "-q", "-m", message];
+    if signoff {
+        args.push("--signoff");
+    }
+    git(dir, &args);
+}
+
+/// Runs `git kams ARGS` with no terminal (stdin closed).
+fn kams_no_tty(dir: &Path, args: &[&str]) -> Output {
+    kams(dir)
+        .args(args)
+        .write_stdin("")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap()
+}
+
+fn marker() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let m = d.path().join("pwned");
+    (d, m)
+}
+
+#[test]
+fn an_unsigned_commit_cannot_make_capture_run_a_command() {
+    let r = Remote::new();
+    let d = r.dir();
+    std::fs::write(d.join("README"), "project\n").unwrap();
+    commit(d, "start", true);
+    assert!(r.push().0);
+
+    let (_keep, marker) = marker();
+    let entry = pwned_entry(&marker);
+    write_config(d, &[("helper", &entry)]);
+    write_launch(d, "helper", &spec(&entry));
+    commit(d, "add a helper server", false);
+
+    // The server refuses the push: a first launch is an approval.
+    let (ok, said) = r.push();
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains("launch recorded helper") && said.contains("without a Signed-off-by"),
+        "{said}"
+    );
+
+    // Had it landed anyway (a remote without the hook), capture asks and,
+    // with no terminal, runs nothing.
+    for args in [&["capture"][..], &["scan", "--capture"][..]] {
+        let o = kams_no_tty(d, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", printed(&o));
+        let said = printed(&o);
+        assert!(
+            said.contains("not approved: its launch was recorded by commit")
+                && said.contains("without a Signed-off-by trailer"),
+            "{said}"
+        );
+        assert!(!marker.exists(), "{args:?} ran the unapproved command");
+    }
+
+    // A sign-off by somebody who is not an approver (here) approves nothing either.
+    git(d, &["config", "kams.approvers", "alice@example.com"]);
+    git(d, &["commit", "-q", "--amend", "--no-edit", "--signoff"]);
+    let o = kams_no_tty(d, &["capture"]);
+    assert_eq!(o.status.code(), Some(2), "{}", printed(&o));
+    assert!(printed(&o).contains("not an approver"), "{}", printed(&o));
+    assert!(!marker.exists());
+
+    // Signed off by an approver: the hook takes it, and capture runs it.
+    git(d, &["config", "--unset", "kams.approvers"]);
+    let (ok, said) = r.push();
+    assert!(ok, "{said}");
+    let o = kams_no_tty(d, &["capture"]);
+    assert!(marker.exists(), "{}", printed(&o));
+}
+
+#[test]
+fn an_uncommitted_or_changed_launch_is_not_approved() {
+    let r = Remote::new();
+    let d = r.dir();
+    let (_keep, marker) = marker();
+    let entry = pwned_entry(&marker);
+    write_config(d, &[("helper", &entry)]);
+    write_launch(d, "helper", &spec(&entry));
+    let o = kams_no_tty(d, &["capture"]);
+    assert_eq!(o.status.code(), Some(2), "{}", printed(&o));
+    assert!(
+        printed(&o).contains("not in a git history") || printed(&o).contains("not committed"),
+        "{}",
+        printed(&o)
+    );
+    commit(d, "helper", true);
+    assert!(r.push().0);
+
+    // The config now runs something else than the approved launch.
+    let (_keep2, other) = self::marker();
+    let changed = pwned_entry(&other);
+    write_config(d, &[("helper", &changed)]);
+    let o = kams_no_tty(d, &["capture"]);
+    assert_eq!(o.status.code(), Some(2), "{}", printed(&o));
+    assert!(
+        printed(&o).contains("records another launch"),
+        "{}",
+        printed(&o)
+    );
+    // And the lock edited in the work tree but not committed.
+    write_launch(d, "helper", &spec(&changed));
+    let o = kams_no_tty(d, &["capture"]);
+    assert_eq!(o.status.code(), Some(2), "{}", printed(&o));
+    assert!(printed(&o).contains("not committed"), "{}", printed(&o));
+    assert!(!other.exists());
+
+    // Changed by an unsigned commit: the hook refuses, capture asks.
+    commit(d, "helper v2", false);
+    let (ok, said) = r.push();
+    assert!(!ok && said.contains("launch changed helper"), "{said}");
+    let o = kams_no_tty(d, &["capture"]);
+    assert_eq!(o.status.code(), Some(2), "{}", printed(&o));
+    assert!(!other.exists());
+}
+
+#[test]
+fn an_unsigned_merge_cannot_roll_a_launch_back() {
+    let r = Remote::new();
+    let d = r.dir();
+    let (_keep, old) = marker();
+    let (_keep2, new) = marker();
+    let (v1, v2) = (pwned_entry(&old), pwned_entry(&new));
+    write_config(d, &[("helper", &v1)]);
+    write_launch(d, "helper", &spec(&v1));
+    commit(d, "B: helper v1", true);
+    let b = git(d, &["rev-parse", "HEAD"]).trim().to_string();
+    write_config(d, &[("helper", &v2)]);
+    write_launch(d, "helper", &spec(&v2));
+    commit(d, "C: helper v2", true);
+    assert!(r.push().0);
+
+    let m = git(
+        d,
+        &[
+            "commit-tree",
+            "-p",
+            "HEAD",
+            "-p",
+            &b,
+            "-m",
+            "Merge old work",
+            &format!("{b}^{{tree}}"),
+        ],
+    );
+    git(d, &["reset", "-q", "--hard", m.trim()]);
+    let (ok, said) = r.push();
+    assert!(!ok, "{said}");
+    assert!(said.contains("launch changed helper"), "{said}");
+
+    let o = kams_no_tty(d, &["capture"]);
+    assert_eq!(o.status.code(), Some(2), "{}", printed(&o));
+    assert!(
+        printed(&o).contains("recorded by commit") && printed(&o).contains(&m.trim()[..7]),
+        "{}",
+        printed(&o)
+    );
+    assert!(!old.exists());
+}
+
+/// The time server pinned (v1) and re-pinned (v2), both signed off and pushed.
+fn pinned_twice(r: &Remote) -> (String, String) {
+    let d = r.dir();
+    copy(
+        &real("mcp-server-time@0.6.2.json"),
+        d,
+        ".kams/inventory/time.json",
+    );
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "inventory"]);
+    kams(d)
+        .args(["pin", "--no-commit", "-m", "v1"])
+        .assert()
+        .success();
+    commit(d, "B: pin v1", true);
+    let b = git(d, &["rev-parse", "HEAD"]).trim().to_string();
+    copy(
+        &real("mcp-server-time@2026.10.19.json"),
+        d,
+        ".kams/inventory/time.json",
+    );
+    kams(d)
+        .args(["pin", "--no-commit", "-m", "v2"])
+        .assert()
+        .success();
+    commit(d, "C: re-pin v2", true);
+    let c = git(d, &["rev-parse", "HEAD"]).trim().to_string();
+    let (ok, said) = r.push();
+    assert!(ok, "{said}");
+    (b, c)
+}
+
+#[test]
+fn an_unsigned_merge_cannot_roll_an_approval_back() {
+    let r = Remote::new();
+    let d = r.dir();
+    let (b, c) = pinned_twice(&r);
+    let m = git(
+        d,
+        &[
+            "commit-tree",
+            "-p",
+            &c,
+            "-p",
+            &b,
+            "-m",
+            "Merge old work",
+            &format!("{b}^{{tree}}"),
+        ],
+    );
+    let m = m.trim();
+    git(d, &["reset", "-q", "--hard", m]);
+    let before = r.remote_main();
+    let (ok, said) = r.push();
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains(&format!("commit {}", &m[..7]))
+            && said.contains("re-pinned mcp-server-time/")
+            && said.contains("without a Signed-off-by"),
+        "{said}"
+    );
+    assert_eq!(r.remote_main(), before);
+}
+
+#[test]
+fn a_merge_of_a_branch_that_approved_needs_no_second_sign_off() {
+    let r = Remote::new();
+    let d = r.dir();
+    copy(
+        &real("mcp-server-time@0.6.2.json"),
+        d,
+        ".kams/inventory/time.json",
+    );
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "inventory"]);
+    kams(d)
+        .args(["pin", "--no-commit", "-m", "v1"])
+        .assert()
+        .success();
+    commit(d, "pin v1", true);
+    assert!(r.push().0);
+    // A branch re-pins (signed off); main moves on elsewhere; an unsigned merge.
+    git(d, &["checkout", "-q", "-b", "topic"]);
+    copy(
+        &real("mcp-server-time@2026.10.19.json"),
+        d,
+        ".kams/inventory/time.json",
+    );
+    kams(d)
+        .args(["pin", "--no-commit", "-m", "v2"])
+        .assert()
+        .success();
+    commit(d, "re-pin v2", true);
+    git(d, &["checkout", "-q", "main"]);
+    std::fs::write(d.join("NOTES"), "other work\n").unwrap();
+    commit(d, "other work", false);
+    git(d, &["merge", "-q", "--no-ff", "--no-edit", "topic"]);
+    let (ok, said) = r.push();
+    assert!(ok, "{said}");
+}
