@@ -322,7 +322,10 @@ fn capture_file(server: &ClientServer, how: &Reach, a: &Advertised, captured_at:
     match how {
         Reach::Stdio => {
             field(&mut out, "transport", b"\"stdio\"");
-            let argv: Vec<Value> = argv(entry).into_iter().map(Value::String).collect();
+            let argv: Vec<Value> = crate::config::redacted_argv(&argv(entry))
+                .into_iter()
+                .map(Value::String)
+                .collect();
             field(&mut out, "command", &value(&Value::Array(argv)));
             if let Some(Value::Object(env)) = entry.get("env") {
                 field(
@@ -339,13 +342,17 @@ fn capture_file(server: &ClientServer, how: &Reach, a: &Advertised, captured_at:
             };
             field(&mut out, "transport", &text(t));
             if let Some(Value::String(u)) = entry.get("url") {
-                field(&mut out, "url", &text(u));
+                field(&mut out, "url", &text(&crate::config::redacted_url(u)));
             }
             if let Some(Value::Object(h)) = entry.get("headers") {
-                // Header values are credentials more often than not: names only.
+                // Header values are credentials more often than not.
                 let mut names = Object::new();
-                for (k, _) in h.iter() {
-                    names.insert(k.clone(), Value::String("<redacted>".into()));
+                for (k, v) in h.iter() {
+                    let v = match v {
+                        Value::String(s) => s.clone(),
+                        other => canon::jcs_string(other),
+                    };
+                    names.insert(k.clone(), Value::String(crate::config::redacted_header(&v)));
                 }
                 field(&mut out, "headers", &value(&Value::Object(names)));
             }

@@ -249,7 +249,17 @@ fn unapproved_launches<'s>(
             ));
             continue;
         };
-        if history.launch_at(head, &s.name)? != wanted {
+        let committed = match history.launch_at(head, &s.name) {
+            Ok(l) => l,
+            Err(e) => {
+                out.push((
+                    s,
+                    format!("the lock committed at HEAD cannot be read: {e:#}"),
+                ));
+                continue;
+            }
+        };
+        if committed != wanted {
             out.push((
                 s,
                 "its launch in kams.lock is not committed (an approval is a commit: git kams pin)"
@@ -257,27 +267,7 @@ fn unapproved_launches<'s>(
             ));
             continue;
         }
-        let why = match history.launch_origin(head, &s.name)? {
-            None => Some("its launch is not committed".to_string()),
-            Some((facts, true)) => Some(format!(
-                "its launch was recorded beyond the shallow boundary at {}, where its approval cannot be seen",
-                facts.id.to_hex_with_len(7)
-            )),
-            Some((facts, false)) => {
-                let short: Vec<String> = policy
-                    .shortfalls(&facts)
-                    .into_iter()
-                    .map(|(_, why)| why)
-                    .collect();
-                (!short.is_empty()).then(|| {
-                    format!(
-                        "its launch was recorded by commit {} {}",
-                        facts.id.to_hex_with_len(7),
-                        short.join(" and ")
-                    )
-                })
-            }
-        };
+        let why = policy.launch_approval(history, head, &s.name)?.err();
         if let Some(why) = why {
             out.push((s, why));
         }

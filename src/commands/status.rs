@@ -21,6 +21,113 @@ fn word(p: &Pair<'_>) -> &'static str {
     }
 }
 
+/// One server's launch: what the lock records, what the inventory shows,
+/// and whether a commit that meets the sign-off policy approved it.
+struct LaunchRow {
+    server: String,
+    locked: Option<crate::canon::Digest>,
+    seen: Option<crate::canon::Digest>,
+    /// `None`: the lock records no launch; else the approving commit, or
+    /// why there is none.
+    approval: Option<std::result::Result<gix::ObjectId, String>>,
+}
+
+impl LaunchRow {
+    fn state(&self) -> &'static str {
+        match &self.approval {
+            None => "-",
+            Some(Ok(_)) => "approved",
+            Some(Err(_)) => "unapproved",
+        }
+    }
+
+    fn status(&self) -> &'static str {
+        match (self.locked, self.seen) {
+            (Some(a), Some(b)) if a == b => "ok",
+            (Some(_), Some(_)) => "drifted",
+            (Some(_), None) => "unseen",
+            (None, _) => "new",
+        }
+    }
+}
+
+/// A row for every server whose launch the lock records or the inventory
+/// shows. The approval is judged in git at `--at`'s revision, else at
+/// `HEAD`, whose lock must then record the same launch as the work
+/// tree's: an uncommitted launch is approved by nobody.
+fn launch_rows(
+    env: &Env,
+    args: &SelectArgs,
+    inventory: &crate::inventory::Inventory,
+    lock: &crate::lock::Lock,
+) -> Result<Vec<LaunchRow>> {
+    let mut names: std::collections::BTreeSet<&String> = lock
+        .servers
+        .iter()
+        .filter(|(_, s)| s.launch.is_some())
+        .map(|(n, _)| n)
+        .collect();
+    let seen = |name: &str| {
+        inventory
+            .servers
+            .get(name)
+            .and_then(|s| crate::config::launch_spec(&s.launch))
+    };
+    names.extend(
+        inventory
+            .servers
+            .keys()
+            .filter(|n| seen(n.as_str()).is_some()),
+    );
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let repo = env.repo.gix();
+    let tip = match (&args.at, repo) {
+        (Some(rev), _) => Some(env.repo.commit_of(rev)?),
+        (None, Some(r)) => r.head_id().ok().map(|id| id.detach()),
+        (None, None) => None,
+    };
+    let mut notes = Vec::new();
+    let policy = match tip {
+        Some(_) => Some(env.policy(&mut notes)?),
+        None => None,
+    };
+    let rel = match tip {
+        Some(_) => Some(env.lock_relative()?),
+        None => None,
+    };
+    let mut history = match (repo, &rel) {
+        (Some(r), Some(rel)) => Some(crate::git::hooks::LockHistory::new(r, rel)),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for name in names {
+        let locked = lock.servers.get(name).and_then(|s| s.launch.as_ref());
+        let approval = match (locked, history.as_mut(), tip, &policy) {
+            (None, ..) => None,
+            (Some(l), Some(h), Some(tip), Some(policy)) => Some(match h.launch_at(tip, name) {
+                Err(e) => Err(format!("the lock committed there cannot be read: {e:#}")),
+                Ok(at) if at.as_ref() != Some(l) => {
+                    Err("its launch in kams.lock is not committed".to_string())
+                }
+                Ok(_) => policy.launch_approval(h, tip, name)?,
+            }),
+            (Some(_), ..) => Some(Err(
+                "kams.lock is not in a git history, so no approval commit stands behind its launch"
+                    .to_string(),
+            )),
+        };
+        out.push(LaunchRow {
+            server: name.clone(),
+            locked: locked.map(crate::canon::Digest::of_value),
+            seen: seen(name).as_ref().map(crate::canon::Digest::of_value),
+            approval,
+        });
+    }
+    Ok(out)
+}
+
 /// Runs `status`, the last thing the process does.
 pub fn run(
     env: &Env,
@@ -33,6 +140,10 @@ pub fn run(
     let all = pairs(&inventory, &lock);
     let selection = Selection::new(&args.keys);
     selection.check(&all)?;
+    let launches: Vec<LaunchRow> = launch_rows(env, args, &inventory, &lock)?
+        .into_iter()
+        .filter(|l| selection.matches(&l.server, None))
+        .collect();
     let rows: Vec<&Pair<'_>> = all
         .iter()
         .filter(|p| selection.matches(p.server, p.tool))
@@ -69,6 +180,22 @@ pub fn run(
                 line.push('\n');
                 o.write_all(line.as_bytes())?;
             }
+            for l in &launches {
+                let short = |d: &Option<crate::canon::Digest>| d.map_or("-".into(), |d| d.short());
+                writeln!(
+                    o,
+                    "{:<12} {:<8} {:<12} {:<12} {} (launch){}",
+                    l.state(),
+                    l.status(),
+                    short(&l.locked),
+                    short(&l.seen),
+                    escape_display(&l.server),
+                    match &l.approval {
+                        Some(Err(why)) => format!(": {}", escape_display(why)),
+                        _ => String::new(),
+                    }
+                )?;
+            }
             Ok(())
         }
         PlainFormat::Json => {
@@ -98,6 +225,27 @@ pub fn run(
                     fields(p.seen),
                 )?;
                 writeln!(o, "{}", if i + 1 < rows.len() { "," } else { "" })?;
+            }
+            writeln!(o, "  ],\n  \"launches\": [")?;
+            for (i, l) in launches.iter().enumerate() {
+                let digest = |d: &Option<crate::canon::Digest>| {
+                    d.map_or("null".to_string(), |d| json_str(&d.to_string()))
+                };
+                let (by, why) = match &l.approval {
+                    Some(Ok(c)) => (json_str(&c.to_string()), "null".to_string()),
+                    Some(Err(why)) => ("null".to_string(), json_str(why)),
+                    None => ("null".to_string(), "null".to_string()),
+                };
+                write!(
+                    o,
+                    "    {{\"server\": {}, \"state\": {}, \"status\": {}, \"locked\": {}, \"seen\": {}, \"approvedBy\": {by}, \"unapprovedBecause\": {why}}}",
+                    json_str(&l.server),
+                    json_str(l.state()),
+                    json_str(l.status()),
+                    digest(&l.locked),
+                    digest(&l.seen),
+                )?;
+                writeln!(o, "{}", if i + 1 < launches.len() { "," } else { "" })?;
             }
             writeln!(o, "  ]\n}}")
         }

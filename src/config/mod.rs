@@ -203,9 +203,10 @@ pub fn as_json(path: &Path, bytes: &[u8]) -> Vec<u8> {
 /// Takes a client-config entry or an inventory server's launch fields, so
 /// that `capture` can compare a config with what the lock recorded from an
 /// inventory: `command` may be a string (configs) or the whole argv
-/// (capture files), `args` is appended. Secret-looking env values are
-/// replaced (see [`redacted_env`]) and header values are never kept, since
-/// the result is written to the committed lock.
+/// (capture files), `args` is appended. Secrets in the environment, the
+/// arguments, the URL and the headers are replaced by their digests (see
+/// [`redaction`]), since the result is written to the committed lock; a
+/// changed secret is still a changed launch.
 pub fn launch_spec(entry: &Object) -> Option<Value> {
     let strings = |v: Option<&Value>| -> Vec<Value> {
         match v {
@@ -224,7 +225,22 @@ pub fn launch_spec(entry: &Object) -> Option<Value> {
         if let Some(args @ Value::Array(_)) = entry.get("args") {
             argv.extend(strings(Some(args)));
         }
-        spec.insert("command".into(), Value::Array(argv));
+        let argv: Vec<String> = argv
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::String(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        spec.insert(
+            "command".into(),
+            Value::Array(
+                redacted_argv(&argv)
+                    .into_iter()
+                    .map(Value::String)
+                    .collect(),
+            ),
+        );
         if let Some(env) = entry
             .get("env")
             .and_then(Value::as_object)
@@ -235,8 +251,8 @@ pub fn launch_spec(entry: &Object) -> Option<Value> {
         if let Some(cwd @ Value::String(_)) = entry.get("cwd") {
             spec.insert("cwd".into(), cwd.clone());
         }
-    } else if let Some(url @ Value::String(_)) = entry.get("url") {
-        spec.insert("url".into(), url.clone());
+    } else if let Some(Value::String(url)) = entry.get("url") {
+        spec.insert("url".into(), Value::String(redacted_url(url)));
         // Configs say `type`; capture files say `transport`.
         let kind = ["type", "transport"]
             .iter()
@@ -255,17 +271,15 @@ pub fn launch_spec(entry: &Object) -> Option<Value> {
             .and_then(Value::as_object)
             .filter(|h| !h.is_empty())
         {
-            let mut names: Vec<&String> = headers.iter().map(|(k, _)| k).collect();
-            names.sort();
-            spec.insert(
-                "headers".into(),
-                Value::Array(
-                    names
-                        .into_iter()
-                        .map(|n| Value::String(n.clone()))
-                        .collect(),
-                ),
-            );
+            let mut kept = Object::new();
+            for (name, v) in headers.iter() {
+                let text = match v {
+                    Value::String(s) => s.clone(),
+                    other => crate::canon::jcs_string(other),
+                };
+                kept.insert(name.clone(), Value::String(redacted_header(&text)));
+            }
+            spec.insert("headers".into(), Value::Object(kept));
         }
     } else {
         return None;
@@ -273,12 +287,89 @@ pub fn launch_spec(entry: &Object) -> Option<Value> {
     Some(Value::Object(spec))
 }
 
-/// The value written in place of a secret by [`redacted_env`].
-const REDACTED: &str = "<redacted>";
+/// What stands in a launch, a lock or a capture file for a secret: a
+/// digest of the secret, so that a changed secret is a changed launch
+/// (a bare `<redacted>` made every value the same, and a launch could be
+/// rewritten unseen around it). The digest is SHA-256 of a fixed prefix
+/// and the secret, cut to 128 bits: enough that no other value is found
+/// with the same one, and it shows nothing of a high-entropy token; a
+/// low-entropy password could be guessed from it by anyone who can read
+/// the lock, which docs/security.md says (use a `${env:NAME}` reference).
+pub fn redaction(secret: &str) -> String {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    h.update(b"git-kams redacted secret v1\0");
+    h.update(secret.as_bytes());
+    let d = h.finalize();
+    format!("<redacted sha256:{}>", crate::canon::hex(&d[..16]))
+}
 
-/// An environment with the same keys, where a value that looks like a
-/// secret (by its name or its shape, as the transport detector judges it)
-/// is replaced by the string `<redacted>`. A reference (`${env:NAME}`, `${NAME}`,
+/// Length of a [`redaction`]: `<redacted sha256:` and 32 hex digits and `>`.
+const REDACTION_LEN: usize = 17 + 32 + 1;
+
+/// Where the next [`redaction`] in `text` starts, from byte `from`.
+fn next_redaction(text: &str, from: usize) -> Option<usize> {
+    let mut at = from;
+    while let Some(i) = text[at..].find("<redacted sha256:") {
+        let start = at + i;
+        let hex = text.get(start + 17..start + 49).unwrap_or("");
+        if hex.len() == 32
+            && hex.bytes().all(|b| b.is_ascii_hexdigit())
+            && text.as_bytes().get(start + 49) == Some(&b'>')
+        {
+            return Some(start);
+        }
+        at = start + 1;
+    }
+    None
+}
+
+/// True when `v` is a [`redaction`] and nothing else: read back from a
+/// capture file or a lock, it is kept as it is, so that redacting twice
+/// is redacting once.
+fn is_redaction(v: &str) -> bool {
+    v.len() == REDACTION_LEN && next_redaction(v, 0) == Some(0)
+}
+
+/// `text` with each secret-shaped or secret-named part replaced by its
+/// [`redaction`], the rest kept: a change around a secret stays a change
+/// a reviewer can read. Redactions already in the text are kept.
+fn redact_parts(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while at < text.len() {
+        let end = next_redaction(text, at).unwrap_or(text.len());
+        let piece = &text[at..end];
+        let mut part = piece.to_string();
+        for (r, _) in transport::secret_ranges(piece).into_iter().rev() {
+            part.replace_range(r.clone(), &redaction(&piece[r]));
+        }
+        out.push_str(&part);
+        if end < text.len() {
+            out.push_str(&text[end..end + REDACTION_LEN]);
+            at = end + REDACTION_LEN;
+        } else {
+            at = end;
+        }
+    }
+    out
+}
+
+/// A header's value as a launch keeps it: a reference to the environment
+/// (`Bearer ${env:TOKEN}`) as written, anything else as its
+/// [`redaction`], since header values are credentials more often than
+/// not, and a changed value is a changed launch.
+pub fn redacted_header(value: &str) -> String {
+    if value.contains("${") || is_redaction(value) {
+        value.to_string()
+    } else {
+        redaction(value)
+    }
+}
+
+/// An environment with the same keys, where a value named like a secret
+/// is replaced whole by its [`redaction`], and secret-shaped parts of
+/// other values by theirs. A reference (`${env:NAME}`, `${NAME}`,
 /// `${input:NAME}`) is kept: it names a secret without holding it, and a
 /// changed reference is a changed launch.
 pub fn redacted_env(env: &Object) -> Object {
@@ -289,17 +380,104 @@ pub fn redacted_env(env: &Object) -> Object {
                 Value::String(s) => s.clone(),
                 other => crate::canon::jcs_string(other),
             };
-            let secret = !is_reference(&text)
-                && (transport::named_secret(name, &text).is_some()
-                    || !transport::secret_ranges(&text).is_empty());
-            let v = if secret {
-                Value::String(REDACTED.to_string())
-            } else {
+            let v = if is_reference(&text) || is_redaction(&text) {
                 v.clone()
+            } else if transport::named_secret(name, &text).is_some() {
+                Value::String(redaction(&text))
+            } else {
+                let parts = redact_parts(&text);
+                if parts == text {
+                    v.clone()
+                } else {
+                    Value::String(parts)
+                }
             };
             (name.clone(), v)
         })
         .collect()
+}
+
+/// A command line with its secrets redacted ([`redaction`]): secret-shaped
+/// and `NAME=VALUE` parts of each argument, and the argument after an
+/// option named like a secret (`--token VALUE`).
+pub fn redacted_argv(argv: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = argv.iter().map(|a| redact_parts(a)).collect();
+    for i in 1..argv.len() {
+        let (flag, value) = (&argv[i - 1], &argv[i]);
+        let Some(name) = flag.strip_prefix('-') else {
+            continue;
+        };
+        let name = name.trim_start_matches('-');
+        if !name.contains(['=', ':'])
+            && !value.starts_with('-')
+            && !is_reference(value)
+            && !is_redaction(value)
+            && transport::named_secret(name, value).is_some()
+        {
+            out[i] = redaction(value);
+        }
+    }
+    out
+}
+
+/// A URL with its credentials redacted ([`redaction`]): the password of
+/// its user information, query values named like secrets or shaped like
+/// them, and secret-shaped parts elsewhere.
+pub fn redacted_url(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((s, r)) => (Some(s), r),
+        None => (None, url),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let userinfo = match userinfo.split_once(':') {
+                Some((user, pass)) if !is_redaction(pass) => {
+                    format!("{}:{}", redact_parts(user), redaction(pass))
+                }
+                Some(_) => userinfo.to_string(),
+                // A lone user name is a token as often as not (`TOKEN@host`).
+                None if userinfo.len() >= 16 && !is_redaction(userinfo) => redaction(userinfo),
+                None => redact_parts(userinfo),
+            };
+            format!("{userinfo}@{host}")
+        }
+        None => authority.to_string(),
+    };
+    let (before_fragment, fragment) = match tail.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (tail, None),
+    };
+    let tail = match before_fragment.split_once('?') {
+        Some((path, query)) => {
+            let params: Vec<String> = query
+                .split('&')
+                .map(|p| match p.split_once('=') {
+                    Some((k, v))
+                        if !is_reference(v)
+                            && !is_redaction(v)
+                            && (transport::named_secret(k, v).is_some()
+                                || !transport::secret_ranges(v).is_empty()) =>
+                    {
+                        format!("{k}={}", redaction(v))
+                    }
+                    _ => redact_parts(p),
+                })
+                .collect();
+            format!("{}?{}", redact_parts(path), params.join("&"))
+        }
+        None => redact_parts(before_fragment),
+    };
+    let mut out = match scheme {
+        Some(s) => format!("{s}://{authority}{tail}"),
+        None => format!("{authority}{tail}"),
+    };
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(&redact_parts(f));
+    }
+    out
 }
 
 /// `${NAME}`, `${env:NAME}` or `${input:NAME}`, and nothing else.
@@ -531,14 +709,17 @@ mod tests {
     }
 
     #[test]
-    fn launch_spec_of_a_url_keeps_header_names_only() {
+    fn launch_spec_of_a_url_keeps_header_digests_only() {
         assert_eq!(
             spec(
                 r#"{"url": "https://e.com/mcp", "type": "streamable-http",
                      "headers": {"X-Api-Key": "sk-live-1234567890abcdef", "Accept": "a"}}"#
-            )
-            .as_deref(),
-            Some(r#"{"headers":["Accept","X-Api-Key"],"type":"http","url":"https://e.com/mcp"}"#)
+            ),
+            Some(format!(
+                r#"{{"headers":{{"Accept":"{}","X-Api-Key":"{}"}},"type":"http","url":"https://e.com/mcp"}}"#,
+                redaction("a"),
+                redaction("sk-live-1234567890abcdef")
+            ))
         );
         for (kind, want) in [("streamableHttp", "http"), ("http", "http"), ("sse", "sse")] {
             let got = spec(&format!(
@@ -579,9 +760,21 @@ mod tests {
         let want: Vec<&String> = env.iter().map(|(k, _)| k).collect();
         assert_eq!(keys, want, "same keys, same order");
         let value = |k: &str| crate::canon::jcs_string(got.get(k).unwrap());
-        for k in ["GITHUB_TOKEN", "PASSWORD", "OPTS", "PIN_CODE_SECRET"] {
-            assert_eq!(value(k), r#""<redacted>""#, "{k}");
+        for k in ["GITHUB_TOKEN", "PASSWORD", "PIN_CODE_SECRET"] {
+            assert!(
+                is_redaction(got.get(k).unwrap().as_str().unwrap_or("")),
+                "{k}: {}",
+                value(k)
+            );
         }
+        // Only the secret part of a value with more in it.
+        assert_eq!(
+            value("OPTS"),
+            format!(
+                r#""--verbose --api-key={}""#,
+                redaction("Zk8c2LqP9xVb4RtY7w")
+            )
+        );
         assert_eq!(value("API_KEY"), r#""${env:API_KEY}""#);
         assert_eq!(value("TOKEN"), r#""${input:token}""#);
         assert_eq!(value("SECRET"), r#""${SECRET}""#);
@@ -592,6 +785,94 @@ mod tests {
         let s = spec(r#"{"command": "x", "env": {"GITHUB_TOKEN": "ghp_0123456789abcdefghijABCDEFGHIJ012345"}}"#)
             .unwrap();
         assert!(!s.contains("ghp_"), "{s}");
+    }
+
+    #[test]
+    fn a_redaction_hides_the_secret_but_not_a_change() {
+        // Issue 22, case 2: BASH_ENV="/dev/null api_key=..." changed around
+        // the secret used to read `<redacted>` on both sides.
+        let before = obj(r#"{"BASH_ENV": "/dev/null api_key=Zk8c2LqP9xVb4RtY7w"}"#);
+        let after = obj(r#"{"BASH_ENV": "$(echo PWNED > /tmp/x) api_key=Zk8c2LqP9xVb4RtY7w"}"#);
+        let (b, a) = (redacted_env(&before), redacted_env(&after));
+        assert_ne!(b, a);
+        let shown = crate::canon::jcs_string(&Value::Object(a.clone()));
+        assert!(
+            shown.contains("$(echo PWNED") && !shown.contains("Zk8c"),
+            "{shown}"
+        );
+        // Another secret under the same name is another value.
+        let other = obj(r#"{"GITHUB_TOKEN": "ghp_1123456789abcdefghijABCDEFGHIJ012345"}"#);
+        let one = obj(r#"{"GITHUB_TOKEN": "ghp_0123456789abcdefghijABCDEFGHIJ012345"}"#);
+        assert_ne!(redacted_env(&one), redacted_env(&other));
+        // Redacting twice is redacting once (capture files are read back).
+        assert_eq!(redacted_env(&a), a);
+        assert_eq!(redacted_env(&redacted_env(&one)), redacted_env(&one));
+    }
+
+    #[test]
+    fn secrets_in_arguments_urls_and_headers_are_redacted() {
+        // Issue 22, case 9.
+        let ghp = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+        let argv: Vec<String> = [
+            "npx",
+            "srv@1.0",
+            "--token",
+            ghp,
+            "--api-key=sk-live-0123456789abcdefABCDEF",
+            "--name",
+            "plain",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let got = redacted_argv(&argv);
+        let text = got.join(" ");
+        assert!(
+            !text.contains("ghp_") && !text.contains("sk-live"),
+            "{text}"
+        );
+        assert_eq!(got[0..3], argv[0..3]);
+        assert_eq!(got[5..], argv[5..]);
+        assert!(
+            got[4].starts_with("--api-key=<redacted sha256:"),
+            "{}",
+            got[4]
+        );
+        assert_eq!(redacted_argv(&got), got);
+
+        let url = "https://alice:s3cr3tpass@mcp.example.com/v1?api_key=sk-live-0123456789abcdef&region=eu#top";
+        let got = redacted_url(url);
+        assert!(
+            !got.contains("s3cr3tpass") && !got.contains("sk-live"),
+            "{got}"
+        );
+        assert!(got.starts_with("https://alice:<redacted sha256:"), "{got}");
+        assert!(
+            got.contains("@mcp.example.com/v1?api_key=<redacted sha256:"),
+            "{got}"
+        );
+        assert!(got.ends_with("&region=eu#top"), "{got}");
+        assert_eq!(redacted_url(&got), got);
+        assert_ne!(
+            redacted_url(url),
+            redacted_url(&url.replace("s3cr3tpass", "other-pass"))
+        );
+        assert_eq!(
+            redacted_url("http://localhost:3000/mcp"),
+            "http://localhost:3000/mcp"
+        );
+
+        let s = spec(&format!(
+            r#"{{"url": "{url}", "headers": {{"Authorization": "Bearer {ghp}", "X-Ref": "Bearer ${{env:T}}"}}}}"#
+        ))
+        .unwrap();
+        assert!(!s.contains("ghp_") && !s.contains("s3cr3t"), "{s}");
+        assert!(s.contains(r#""X-Ref":"Bearer ${env:T}""#), "{s}");
+        let s2 = spec(&format!(
+            r#"{{"url": "{url}", "headers": {{"Authorization": "Bearer ghp_9", "X-Ref": "Bearer ${{env:T}}"}}}}"#
+        ))
+        .unwrap();
+        assert_ne!(s, s2, "a changed header value is a changed launch");
     }
 
     #[test]

@@ -163,6 +163,9 @@ impl Review<'_> {
                     Some(why) => self.secret(&pointer, &place, &[v], why),
                     None => self.secrets_in(v, &pointer, &place),
                 }
+                if key == "env" {
+                    self.loads_code(name, v, &pointer);
+                }
                 // An http proxy is plain http by design: https still
                 // travels through it encrypted.
                 if key == "env" && name_words(name).last().map(String::as_str) != Some("proxy") {
@@ -170,6 +173,26 @@ impl Review<'_> {
                 }
             }
         }
+    }
+
+    /// An environment variable that makes the program (or the shell or
+    /// interpreter it starts) load and run code of the variable's
+    /// choosing: whoever sets it decides what runs, whatever the command
+    /// says.
+    fn loads_code(&mut self, name: &str, value: &str, pointer: &str) {
+        let Some(what) = code_loading_variable(name) else {
+            return;
+        };
+        self.push(
+            Severity::High,
+            pointer,
+            format!(
+                "`{}` sets {}, which {what}: the command shown is not all that runs",
+                self.server,
+                crate::text::escape_display(name)
+            ),
+            vec![format!("value: {}", scrub(value))],
+        );
     }
 
     /// A secret finding; `parts` are the secret strings, shown redacted.
@@ -1217,6 +1240,38 @@ fn scrub(s: &str) -> String {
     out
 }
 
+/// What an environment variable makes a program load, when it is one of
+/// those that inject code: into the shell (`BASH_ENV`, `ENV`), the dynamic
+/// linker (`LD_PRELOAD`...), or an interpreter (`NODE_OPTIONS`,
+/// `PYTHONSTARTUP`, `PERL5OPT`...). Matched case-sensitively, as the
+/// programs read them.
+fn code_loading_variable(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "BASH_ENV" | "ENV" => "makes a non-interactive shell run a file of its choosing first",
+        "PROMPT_COMMAND" | "ZDOTDIR" | "PS4" | "SHELLOPTS" | "BASHOPTS" => {
+            "changes what a shell runs"
+        }
+        "LD_PRELOAD"
+        | "LD_AUDIT"
+        | "LD_LIBRARY_PATH"
+        | "DYLD_INSERT_LIBRARIES"
+        | "DYLD_LIBRARY_PATH"
+        | "DYLD_FRAMEWORK_PATH"
+        | "GCONV_PATH" => "makes the dynamic linker load libraries of its choosing",
+        "NODE_OPTIONS" | "NODE_PATH" => "makes Node.js load modules of its choosing",
+        "PYTHONSTARTUP" | "PYTHONPATH" | "PYTHONHOME" | "PYTHONUSERBASE" => {
+            "makes Python load code of its choosing"
+        }
+        "PERL5OPT" | "PERL5LIB" | "PERLLIB" => "makes Perl load modules of its choosing",
+        "RUBYOPT" | "RUBYLIB" => "makes Ruby load code of its choosing",
+        "JAVA_TOOL_OPTIONS" | "_JAVA_OPTIONS" | "JDK_JAVA_OPTIONS" => {
+            "makes the JVM load agents or classes of its choosing"
+        }
+        "GIT_SSH_COMMAND" | "GIT_EXEC_PATH" | "GIT_CONFIG_PARAMETERS" => "changes what git runs",
+        _ => return None,
+    })
+}
+
 /// Authorization schemes written before a credential.
 fn is_scheme(w: &str) -> bool {
     ["bearer", "basic", "token"].contains(&w.to_ascii_lowercase().as_str())
@@ -1671,6 +1726,33 @@ mod tests {
             .filter(|f| f.severity > Severity::Info)
             .map(|f| (f.severity, f.field.unwrap_or_default()))
             .collect()
+    }
+
+    #[test]
+    fn environment_variables_that_load_code_are_high() {
+        // Issue 22: BASH_ENV (and its kin) decide what runs, whatever the command says.
+        for name in [
+            "BASH_ENV",
+            "ENV",
+            "LD_PRELOAD",
+            "NODE_OPTIONS",
+            "PYTHONSTARTUP",
+            "PERL5OPT",
+            "DYLD_INSERT_LIBRARIES",
+            "JAVA_TOOL_OPTIONS",
+            "RUBYOPT",
+        ] {
+            let entry = format!(r#"{{"command": "srv", "env": {{"{name}": "/tmp/x"}}}}"#);
+            assert_eq!(
+                loud(&entry),
+                vec![(Severity::High, format!("/env/{name}"))],
+                "{name}"
+            );
+        }
+        for name in ["NODE_ENV", "PATH_PREFIX", "bash_env", "LOG_LEVEL"] {
+            let entry = format!(r#"{{"command": "srv", "env": {{"{name}": "/tmp/x"}}}}"#);
+            assert_eq!(loud(&entry), vec![], "{name}");
+        }
     }
 
     const M: Severity = Severity::Medium;

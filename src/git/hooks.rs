@@ -465,8 +465,8 @@ pub struct LockHistory<'r> {
     versions: Versions<'r>,
     /// Merge bases found, by the pair of commits asked about.
     bases: HashMap<(ObjectId, ObjectId), Option<ObjectId>>,
-    /// Launches read, by lock blob and server.
-    launches: HashMap<(ObjectId, String), Option<crate::json::Value>>,
+    /// Launches read, by lock blob, then server.
+    launches: HashMap<ObjectId, Arc<HashMap<String, crate::json::Value>>>,
 }
 
 impl<'r> LockHistory<'r> {
@@ -540,9 +540,9 @@ impl<'r> LockHistory<'r> {
     }
 
     /// The launch of `server` recorded in the lock at `commit` (`None`: no
-    /// lock, no such server, or no launch). Remembered per blob and server,
-    /// not as whole locks: a walk back through the history reads many
-    /// versions, each once.
+    /// lock, no such server, or no launch). A version's launches are read
+    /// once, all servers at a time, and kept apart from whole locks: a walk
+    /// back through the history reads many versions, each once.
     pub fn launch_at(
         &mut self,
         commit: ObjectId,
@@ -551,11 +551,11 @@ impl<'r> LockHistory<'r> {
         let Some(blob) = self.blob(commit)? else {
             return Ok(None);
         };
-        if let Some(l) = self.launches.get(&(blob, server.to_string())) {
-            return Ok(l.clone());
+        if let Some(l) = self.launches.get(&blob) {
+            return Ok(l.get(server).cloned());
         }
-        let launch = match self.locks.get(&blob) {
-            Some(lock) => lock.servers.get(server).and_then(|s| s.launch.clone()),
+        let launches: HashMap<String, crate::json::Value> = match self.locks.get(&blob) {
+            Some(lock) => launches_of(lock),
             None => {
                 let bytes = self
                     .repo
@@ -566,15 +566,13 @@ impl<'r> LockHistory<'r> {
                     .detach()
                     .data;
                 let shown = format!("{}:{}", commit.to_hex_with_len(12), self.rel.display());
-                Lock::parse_digests_only(Arc::new(lock::store::strip_bom(bytes)))
-                    .map_err(|e| lock::store::lock_error(Path::new(&shown), e))?
-                    .servers
-                    .get(server)
-                    .and_then(|s| s.launch.clone())
+                let lock = Lock::parse_digests_only(Arc::new(lock::store::strip_bom(bytes)))
+                    .map_err(|e| lock::store::lock_error(Path::new(&shown), e))?;
+                launches_of(&lock)
             }
         };
-        self.launches
-            .insert((blob, server.to_string()), launch.clone());
+        let launch = launches.get(server).cloned();
+        self.launches.insert(blob, Arc::new(launches));
         Ok(launch)
     }
 
@@ -603,20 +601,26 @@ impl<'r> LockHistory<'r> {
             let Some(&first) = facts.parents.first() else {
                 return Ok(Some((facts, false)));
             };
-            if self.launch_at(first, server)?.as_ref() == Some(&value) {
+            // A parent whose lock cannot be read has no value to pass the
+            // launch to: it stays with this commit, whose sign-off then
+            // has to approve it.
+            if self.launch_at(first, server).ok().flatten().as_ref() == Some(&value) {
                 at = first;
                 continue;
             }
             let mut next = None;
             for &p in &facts.parents[1..] {
-                if self.launch_at(p, server)?.as_ref() != Some(&value) {
+                if self.launch_at(p, server).ok().flatten().as_ref() != Some(&value) {
                     continue;
                 }
-                let at_base = match self.merge_base(first, p)? {
-                    Some(b) => self.launch_at(b, server)?,
-                    None => None,
+                // Unreadable at the base: not shown to be that side's change.
+                let side_changed = match self.merge_base(first, p)? {
+                    Some(b) => self
+                        .launch_at(b, server)
+                        .is_ok_and(|l| l.as_ref() != Some(&value)),
+                    None => true,
                 };
-                if at_base.as_ref() != Some(&value) {
+                if side_changed {
                     next = Some(p);
                     break;
                 }
@@ -729,6 +733,14 @@ impl<'r> LockHistory<'r> {
         }
         Ok(changes)
     }
+}
+
+/// Every server's launch in `lock`.
+fn launches_of(lock: &Lock) -> HashMap<String, crate::json::Value> {
+    lock.servers
+        .iter()
+        .filter_map(|(name, s)| Some((name.clone(), s.launch.clone()?)))
+        .collect()
 }
 
 /// The email of an identity (`Name <email>`, or a bare address), lowercased.

@@ -10,7 +10,7 @@
 
 use anyhow::{bail, Result};
 
-use super::hooks::{self, CommitFacts};
+use super::hooks::{self, CommitFacts, LockHistory};
 use crate::text::escape_display;
 
 /// The sign-off policy, from git config.
@@ -101,5 +101,42 @@ impl Policy {
             ));
         }
         out
+    }
+}
+
+impl Policy {
+    /// Whether the launch of `server` recorded in the lock at `tip` is
+    /// approved: the commit that gave it its value ([`LockHistory::launch_origin`])
+    /// is `Ok`, when it meets the policy; else why not. `Err` of the inner
+    /// result also when the lock at `tip` records no launch for `server`.
+    pub fn launch_approval(
+        &self,
+        history: &mut LockHistory<'_>,
+        tip: gix::ObjectId,
+        server: &str,
+    ) -> Result<std::result::Result<gix::ObjectId, String>> {
+        Ok(match history.launch_origin(tip, server)? {
+            None => Err("no launch of it is committed".to_string()),
+            Some((facts, true)) => Err(format!(
+                "its launch was recorded beyond the shallow boundary at {}, where its approval cannot be seen",
+                facts.id.to_hex_with_len(7)
+            )),
+            Some((facts, false)) => {
+                let short: Vec<String> = self
+                    .shortfalls(&facts)
+                    .into_iter()
+                    .map(|(_, why)| why)
+                    .collect();
+                if short.is_empty() {
+                    Ok(facts.id)
+                } else {
+                    Err(format!(
+                        "its launch was recorded by commit {} {}",
+                        facts.id.to_hex_with_len(7),
+                        short.join(" and ")
+                    ))
+                }
+            }
+        })
     }
 }

@@ -181,6 +181,17 @@ fn an_unsigned_commit_cannot_make_capture_run_a_command() {
         assert!(!marker.exists(), "{args:?} ran the unapproved command");
     }
 
+    // status lists the launch, and says why it is not approved.
+    std::fs::create_dir_all(d.join(".kams/inventory")).unwrap();
+    std::fs::write(d.join(".kams/inventory/none.json"), r#"{"servers": []}"#).unwrap();
+    let o = kams_no_tty(d, &["status"]);
+    let said = printed(&o);
+    assert!(
+        said.lines().any(|l| l.starts_with("unapproved")
+            && l.contains("helper (launch): its launch was recorded by commit")),
+        "{said}"
+    );
+
     // A sign-off by somebody who is not an approver (here) approves nothing either.
     git(d, &["config", "kams.approvers", "alice@example.com"]);
     git(d, &["commit", "-q", "--amend", "--no-edit", "--signoff"]);
@@ -195,6 +206,14 @@ fn an_unsigned_commit_cannot_make_capture_run_a_command() {
     assert!(ok, "{said}");
     let o = kams_no_tty(d, &["capture"]);
     assert!(marker.exists(), "{}", printed(&o));
+    let o = kams_no_tty(d, &["status"]);
+    assert!(
+        printed(&o)
+            .lines()
+            .any(|l| l.starts_with("approved") && l.ends_with("helper (launch)")),
+        "{}",
+        printed(&o)
+    );
 }
 
 #[test]
@@ -385,4 +404,45 @@ fn a_merge_of_a_branch_that_approved_needs_no_second_sign_off() {
     git(d, &["merge", "-q", "--no-ff", "--no-edit", "topic"]);
     let (ok, said) = r.push();
     assert!(ok, "{said}");
+}
+
+#[test]
+fn a_redacted_value_cannot_hide_a_launch_change() {
+    let r = Remote::new();
+    let d = r.dir();
+    let capture = |prefix: &str| {
+        let mut c: Value = serde_json::from_slice(
+            &std::fs::read(real("mcp-server-time@2026.10.19.json")).unwrap(),
+        )
+        .unwrap();
+        c["env"] = value!({ "BASH_ENV": format!("{prefix} api_key=Zk8c2LqP9xVb4RtY7w") });
+        let to = d.join(".kams/inventory/time.json");
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, serde_json::to_vec_pretty(&c).unwrap()).unwrap();
+    };
+    capture("/dev/null");
+    kams(d)
+        .args(["pin", "--no-commit", "-m", "reviewed"])
+        .assert()
+        .success();
+    commit(d, "approve time", true);
+    let (ok, said) = r.push();
+    assert!(ok, "{said}");
+    let lock = std::fs::read_to_string(d.join("kams.lock")).unwrap();
+    assert!(!lock.contains("Zk8c2LqP9xVb4RtY7w"), "{lock}");
+    assert!(
+        lock.contains(r#""BASH_ENV":"/dev/null api_key=<redacted sha256:"#),
+        "{lock}"
+    );
+
+    // An unsigned commit changes what runs around the secret.
+    capture("$(echo PWNED > /tmp/kams-pwned)");
+    kams(d)
+        .args(["pin", "--no-commit", "-m", "looks the same"])
+        .assert()
+        .success();
+    commit(d, "refresh", false);
+    let (ok, said) = r.push();
+    assert!(!ok, "{said}");
+    assert!(said.contains("launch changed mcp-server-time"), "{said}");
 }
