@@ -838,6 +838,24 @@ impl History {
     }
 
     /// The lock's blob id in root tree `tree` (of `commit`, for messages).
+    /// True when the lock in `parents[0]` differs from the lock where the
+    /// histories of `parents[0]` and `parents[other]` meet: a merge that
+    /// takes `parents[other]`'s lock then undoes what the first parent
+    /// changed.
+    fn first_side_changed(&mut self, parents: &[ObjectId], other: usize) -> Result<bool> {
+        let (first, side) = (parents[0], parents[other]);
+        let base = self
+            .repo
+            .merge_base(first, side)
+            .with_context(|| format!("cannot find where {first} and {side} meet"))?
+            .map(|id| id.detach());
+        let at_first = self.lock_blob(first)?;
+        Ok(match base {
+            Some(b) => self.lock_blob(b)? != at_first,
+            None => at_first.is_some(),
+        })
+    }
+
     fn blob_in_tree(&mut self, tree: ObjectId, commit: ObjectId) -> Result<Option<ObjectId>> {
         self.load_log_cache(0);
         if let Some(b) = self.known.trees.get(&tree) {
@@ -1203,7 +1221,16 @@ impl LogWalk {
                 let (time, tree) = (node.time, node.tree);
                 seen.push((time, history.blob_in_tree(tree, p)?));
             }
-            if let Some(i) = seen.iter().position(|(_, b)| *b == blob) {
+            // git's simplification follows a parent whose lock is the
+            // merge's, and hides the merge. Taken from a non-first parent
+            // while the first parent changed the lock since the two met,
+            // the merge rolls the first parent's changes back: it is
+            // listed, and every parent followed, as the hooks judge it.
+            let same = match seen.iter().position(|(_, b)| *b == blob) {
+                Some(i) if i > 0 && history.first_side_changed(&parents, i)? => None,
+                other => other,
+            };
+            if let Some(i) = same {
                 self.push(parents[i], seen[i].0, seen[i].1);
             } else {
                 for (&p, &(time, blob)) in parents.iter().zip(&seen) {
@@ -1211,7 +1238,7 @@ impl LogWalk {
                 }
             }
             self.single_line &= self.queue.len() <= 1;
-            if seen.iter().any(|(_, b)| *b == blob) || (parents.is_empty() && blob.is_none()) {
+            if same.is_some() || (parents.is_empty() && blob.is_none()) {
                 continue;
             }
             return Ok(Some(Step::Changed {
@@ -1353,24 +1380,60 @@ pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<
         }
         let node = history.node(commit)?.clone();
         let blob = history.lock_blob(commit)?;
+        let mut blamed_here: Vec<usize> = Vec::new();
         let mut parent_blobs = Vec::with_capacity(node.parents.len());
         for p in &node.parents {
             parent_blobs.push(history.lock_blob(*p)?);
         }
-        if let Some(i) = parent_blobs.iter().position(|b| *b == blob) {
+        // The lock of a parent, whole: every entry came from there, unless
+        // it is a non-first parent taken over the first parent's changes
+        // (a rollback, which the hooks judge as the merge's own change).
+        let treesame = match parent_blobs.iter().position(|b| *b == blob) {
+            Some(i) if i > 0 && history.first_side_changed(&node.parents, i)? => None,
+            other => other,
+        };
+        if let Some(i) = treesame {
             give(history, &mut pending, &mut queue, node.parents[i], entries)?;
             continue;
         }
         let mut left = entries;
-        for (parent, parent_blob) in node.parents.iter().zip(parent_blobs) {
+        for (k, (parent, parent_blob)) in node.parents.iter().zip(parent_blobs).enumerate() {
             if left.is_empty() {
                 break;
             }
             let (Some(parent_blob), Some(blob)) = (parent_blob, blob) else {
                 continue;
             };
-            let (same, differ, unreadable) =
+            let (same, mut differ, unreadable) =
                 history.split_at_parent(blob, parent_blob, left, wanted)?;
+            // From a non-first parent, only what that side changed since
+            // the histories met passes to it; a value it merely still has
+            // is the merge's own (as the hooks judge it).
+            let same = if k == 0 || same.is_empty() {
+                same
+            } else {
+                let base = history
+                    .repo
+                    .merge_base(node.parents[0], *parent)
+                    .with_context(|| {
+                        format!("cannot find where {} and {parent} meet", node.parents[0])
+                    })?
+                    .map(|id| id.detach());
+                let base_blob = match base {
+                    Some(b) => history.lock_blob(b)?,
+                    None => None,
+                };
+                match base_blob {
+                    None => same,
+                    Some(base_blob) => {
+                        let (kept, changed, _) =
+                            history.split_at_parent(blob, base_blob, same, wanted)?;
+                        blamed_here.extend(kept);
+                        changed
+                    }
+                }
+            };
+            differ.retain(|i| !blamed_here.contains(i));
             if let Some(e) = unreadable {
                 let note = format!(
                     "{} at {} cannot be read ({}): entries it may share with its child are blamed on the child",
@@ -1385,7 +1448,7 @@ pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<
             give(history, &mut pending, &mut queue, *parent, same)?;
             left = differ;
         }
-        for i in left {
+        for i in left.into_iter().chain(blamed_here) {
             blamed[i] = Some(Blamed {
                 commit,
                 boundary: false,

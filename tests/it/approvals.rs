@@ -367,6 +367,21 @@ fn an_unsigned_merge_cannot_roll_an_approval_back() {
         "{said}"
     );
     assert_eq!(r.remote_main(), before);
+
+    // log and blame show the rollback, where git's history simplification
+    // (the merge's lock is B's) would hide it and the v2 re-pin.
+    let o = kams_no_tty(d, &["log"]);
+    let log = printed(&o);
+    assert!(o.status.success(), "{log}");
+    assert!(log.contains(&m[..7]), "the merge is listed: {log}");
+    assert!(log.contains(&c[..7]), "the v2 re-pin is listed: {log}");
+    let o = kams_no_tty(d, &["blame", "mcp-server-time/get_current_time"]);
+    let blame = printed(&o);
+    assert!(o.status.success(), "{blame}");
+    assert!(
+        blame.contains(&m[..7]),
+        "the merge approved v1 again: {blame}"
+    );
 }
 
 #[test]
