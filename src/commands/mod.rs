@@ -314,6 +314,11 @@ impl Env {
             .clone()
             .unwrap_or_else(|| PathBuf::from("."));
         let (_, opts) = self.inventory_spec(true)?;
+        // A committed `.vscode` that links elsewhere would have its
+        // `mcp.json` read from outside the work tree.
+        for rel in config::DEFAULT_FILES {
+            crate::files::links_below(&top, &top.join(rel))?;
+        }
         config::read_all(&top, &self.global.config, opts.max_size).map_err(|e| anyhow!("{e}"))
     }
 

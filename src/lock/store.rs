@@ -286,7 +286,7 @@ fn refuse_special(path: &Path) -> Result<()> {
         )
     }
     bail!(
-        "{}: {why}: the lock must be a regular file",
+        "{}: {why}; name the lock with --lock PATH (or git config kams.lock)",
         crate::text::shown_path(path)
     )
 }

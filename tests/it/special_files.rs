@@ -225,7 +225,8 @@ fn cache_files_are_not_written_through_links() {
     let r = pinned();
     let d = r.path();
     assert_eq!(bounded(d, &["status"]).status.code(), Some(0));
-    let victim = d.join("../victim");
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
     let links: Vec<_> = std::fs::read_dir(d.join(".git/kams"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -275,6 +276,23 @@ fn a_fifo_where_a_file_is_read_is_an_error_not_a_wait() {
     error(&bounded(d, &["scan"]), &[".mcp.json: is a FIFO"]);
     std::fs::remove_file(d.join(".mcp.json")).unwrap();
 
+    // A client config behind a linked folder.
+    std::fs::create_dir(d.join("vscode")).unwrap();
+    std::fs::write(
+        d.join("vscode/mcp.json"),
+        r#"{"servers": {"x": {"command": "true"}}}"#,
+    )
+    .unwrap();
+    symlink("vscode", d.join(".vscode")).unwrap();
+    error(
+        &bounded(d, &["scan"]),
+        &[
+            ".vscode: a folder on the way to ",
+            "is a symbolic link (to vscode)",
+        ],
+    );
+    std::fs::remove_file(d.join(".vscode")).unwrap();
+
     // A device: not opened at all.
     error(
         &bounded(d, &["--lock", "/dev/zero", "status"]),
@@ -289,15 +307,13 @@ fn a_fifo_where_a_file_is_read_is_an_error_not_a_wait() {
 fn a_symlinked_inventory_is_refused_in_the_work_tree() {
     let r = pinned();
     let d = r.path();
-    std::fs::write(
-        d.join("../outside.json"),
-        INVENTORY.replace("Adds.", "Exfiltrates."),
-    )
-    .unwrap();
-    symlink("../../../outside.json", d.join(".kams/inventory/t.json")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("outside.json");
+    std::fs::write(&target, INVENTORY.replace("Adds.", "Exfiltrates.")).unwrap();
+    symlink(&target, d.join(".kams/inventory/t.json")).unwrap();
     error(
         &bounded(d, &["scan"]),
-        &["t.json: is a symbolic link (to ../../../outside.json)"],
+        &["t.json: is a symbolic link (to ", "outside.json)"],
     );
     std::fs::remove_file(d.join(".kams/inventory/t.json")).unwrap();
     std::fs::rename(d.join(".kams/inventory"), d.join("inv")).unwrap();
