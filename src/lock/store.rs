@@ -295,12 +295,18 @@ fn refuse_special(path: &Path) -> Result<()> {
 /// [`STALE_AFTER`]; the note says what was done. `None`: it is held (or
 /// too young to tell), or it went away meanwhile.
 fn remove_if_stale(lock_path: &Path) -> Result<Option<String>> {
-    let file = match File::open(lock_path) {
-        Ok(f) => f,
+    // Not through a link, and not a FIFO (whose open would wait): only
+    // a file a writer left can be stale.
+    let file = match crate::files::open_regular(lock_path) {
+        Ok((f, _)) => f,
         // Its writer finished meanwhile: take it again.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Some(String::new()));
         }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => bail!(
+            "{}: {e}; git-kams never leaves one: remove it",
+            crate::text::shown_path(lock_path)
+        ),
         Err(_) => return Ok(None),
     };
     if !try_flock(&file) {

@@ -259,6 +259,15 @@ fn a_fifo_where_a_file_is_read_is_an_error_not_a_wait() {
     std::fs::remove_file(d.join("kams.lock")).unwrap();
     std::fs::write(d.join("kams.lock"), &lock).unwrap();
 
+    // A FIFO where a writer takes its claim (kams.lock.lock): looked at
+    // to tell whether it is stale, never opened.
+    mkfifo(&d.join("kams.lock.lock"));
+    error(
+        &bounded(d, &["record"]),
+        &["kams.lock.lock: is a FIFO", "remove it"],
+    );
+    std::fs::remove_file(d.join("kams.lock.lock")).unwrap();
+
     // A FIFO named like an inventory file in the folder, and one named
     // with --inventory.
     mkfifo(&d.join(".kams/inventory/t.json"));
