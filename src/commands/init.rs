@@ -73,6 +73,11 @@ pub fn run(env: &Env, _args: &InitArgs, out: &mut dyn Write) -> Result<Status> {
     };
     let hooks_path = env.repo.config("core.hooksPath");
     let dir = hooks::hooks_dir(repo, env.repo.workdir.as_deref(), hooks_path.as_deref());
+    if let Some(top) = &env.repo.workdir {
+        // A `core.hooksPath` folder committed as a link would have the
+        // hook written where it points.
+        crate::files::folder_below(top, &dir)?;
+    }
     let (hook_path, hook_did) = hooks::install(&dir, hook)?;
     let registered = match &env.repo.workdir {
         Some(top) => {

@@ -131,6 +131,18 @@ fn init_does_not_write_or_chmod_a_hook_through_a_link() {
             .is_symlink());
         std::fs::remove_file(&hook).unwrap();
     }
+    // The `core.hooksPath` folder itself as a link.
+    std::fs::remove_dir(d.join(".githooks")).unwrap();
+    std::fs::create_dir(tmp.path().join("elsewhere")).unwrap();
+    symlink("../elsewhere", d.join(".githooks")).unwrap();
+    let out = bounded(&d, &["init"]);
+    error(&out, &[".githooks: is a symbolic link (to ../elsewhere)"]);
+    assert_eq!(
+        std::fs::read_dir(tmp.path().join("elsewhere"))
+            .unwrap()
+            .count(),
+        0
+    );
 }
 
 /// `.git/config` is replaced by a rename of `config.lock`: a link there is
