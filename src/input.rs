@@ -106,7 +106,7 @@ impl Behind {
 pub struct Input {
     repr: Repr,
     start: usize,
-    /// What `stat` said of the file when it was opened, for a file.
+    /// What `stat` said of the file when it was opened, for a mapped file.
     stamp: Option<crate::git::stamp::Stamp>,
 }
 
@@ -135,15 +135,26 @@ impl Input {
                 });
             }
         }
-        let mut input = Input::from(crate::inventory::read_open(file, &meta, path, max_size)?);
-        input.stamp = crate::git::stamp::Stamp::of(&meta);
-        Ok(input)
+        // Read whole, it is hashed whole on every run (under 1 MiB, that
+        // costs less than reading a record): no stamp.
+        Ok(Input::from(crate::inventory::read_open(
+            file, &meta, path, max_size,
+        )?))
     }
 
-    /// What `stat` said of the file when it was opened (`None` for bytes
-    /// that came from elsewhere: git, a capture).
+    /// What `stat` said of the file when it was opened, for a mapped file
+    /// (`None` for one read whole, or bytes that came from elsewhere: git,
+    /// a capture).
     pub fn stamp(&self) -> Option<crate::git::stamp::Stamp> {
         self.stamp
+    }
+
+    /// The open file, for a mapped one.
+    pub fn file(&self) -> Option<&std::fs::File> {
+        match &self.repr {
+            Repr::Mapped(_, file) => Some(file),
+            Repr::Owned(_) => None,
+        }
     }
 
     /// Skips a leading UTF-8 byte order mark (RFC 8259 lets a parser

@@ -17,6 +17,7 @@ pub mod compare;
 pub mod config;
 pub mod descriptor;
 pub mod detect;
+pub mod files;
 pub mod finding;
 pub mod git;
 pub mod import;

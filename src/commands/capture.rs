@@ -347,12 +347,18 @@ fn options(env: &Env, opts: &CaptureOpts) -> Result<Options> {
 
 /// The folder capture writes to: `--out`, else the inventory folder.
 fn out_folder(env: &Env, out: Option<&Path>) -> Result<PathBuf> {
+    let checked = |dir: &Path| -> Result<PathBuf> {
+        if let Some(top) = &env.repo.workdir {
+            crate::files::folder_below(top, dir)?;
+        }
+        Ok(dir.to_path_buf())
+    };
     if let Some(dir) = out {
-        return Ok(dir.to_path_buf());
+        return checked(dir);
     }
     let paths = env.inventory_paths();
     match paths.as_slice() {
-        [one] if !one.is_file() => Ok(one.clone()),
+        [one] if !one.is_file() => checked(one),
         _ => Err(anyhow!(
             "capture writes one file per server into a folder, and the inventory is {}: name a folder with --out",
             paths

@@ -13,7 +13,7 @@
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Result};
 
 use super::{emit, Env, PlainFormat, Status};
 use crate::cli::InitArgs;
@@ -47,6 +47,9 @@ const DRIVERS: [(&str, &str); 3] = [
     ("diff.kams-lock.textconv", "git kams textconv"),
 ];
 
+/// The largest `.gitattributes` read (git itself warns past 100 MB).
+const ATTRIBUTES_MAX: u64 = 100 << 20;
+
 /// What `init` did in a work tree's `.gitattributes` and config.
 struct Registered {
     /// The `.gitattributes` file.
@@ -70,6 +73,11 @@ pub fn run(env: &Env, _args: &InitArgs, out: &mut dyn Write) -> Result<Status> {
     };
     let hooks_path = env.repo.config("core.hooksPath");
     let dir = hooks::hooks_dir(repo, env.repo.workdir.as_deref(), hooks_path.as_deref());
+    if let Some(top) = &env.repo.workdir {
+        // A `core.hooksPath` folder committed as a link would have the
+        // hook written where it points.
+        crate::files::folder_below(top, &dir)?;
+    }
     let (hook_path, hook_did) = hooks::install(&dir, hook)?;
     let registered = match &env.repo.workdir {
         Some(top) => {
@@ -304,10 +312,12 @@ fn with_line(existing: &str, line: &str) -> Option<String> {
 /// with whether it was added.
 fn register(top: &Path, lines: &[String]) -> Result<(PathBuf, Vec<(String, bool)>)> {
     let path = top.join(".gitattributes");
-    let existing = match std::fs::read_to_string(&path) {
-        Ok(s) => s,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", shown_path(&path))),
+    // A committed link would have the lines appended where it points
+    // (outside the work tree, perhaps): refused, as a FIFO is.
+    let existing = match crate::files::read_existing(&path, ATTRIBUTES_MAX)? {
+        Some(bytes) => String::from_utf8(bytes)
+            .map_err(|_| anyhow!("{}: is not UTF-8 text", shown_path(&path)))?,
+        None => String::new(),
     };
     let mut text = existing.clone();
     let mut done = Vec::with_capacity(lines.len());
@@ -319,8 +329,7 @@ fn register(top: &Path, lines: &[String]) -> Result<(PathBuf, Vec<(String, bool)
         }
     }
     if text != existing {
-        std::fs::write(&path, text)
-            .with_context(|| format!("cannot write {}", shown_path(&path)))?;
+        crate::files::replace(&path, text.as_bytes(), None)?;
     }
     Ok((path, done))
 }

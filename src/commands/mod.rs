@@ -18,7 +18,7 @@ pub mod textconv;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 
 use crate::cli::{ColorChoice, Global, SelectArgs};
 use crate::compare::Pair;
@@ -151,18 +151,23 @@ impl Env {
     }
 
     /// The lock path: `--lock`, git config `kams.lock`, or `kams.lock` at
-    /// the top of the work tree.
+    /// the top of the work tree. A folder below the top of the work tree
+    /// on the way to it is no link ([`crate::files::links_below`]).
     pub fn lock_path(&self) -> Result<PathBuf> {
-        if let Some(p) = &self.global.lock {
-            return Ok(p.clone());
+        let path = if let Some(p) = &self.global.lock {
+            p.clone()
+        } else if let Some(p) = self.repo.config_path("kams.lock") {
+            p
+        } else {
+            match &self.repo.workdir {
+                Some(top) => top.join("kams.lock"),
+                None => bail!("not in a git work tree: name the lock with --lock PATH"),
+            }
+        };
+        if let Some(top) = &self.repo.workdir {
+            crate::files::links_below(top, &path)?;
         }
-        if let Some(p) = self.repo.config_path("kams.lock") {
-            return Ok(p);
-        }
-        match &self.repo.workdir {
-            Some(top) => Ok(top.join("kams.lock")),
-            None => bail!("not in a git work tree: name the lock with --lock PATH"),
-        }
+        Ok(path)
     }
 
     /// Inventory paths: `--inventory`, git config `kams.inventory`, or
@@ -207,7 +212,13 @@ impl Env {
             index_dir: None,
             free_core: None,
         };
-        Ok((self.inventory_paths(), opts))
+        let paths = self.inventory_paths();
+        if let Some(top) = &self.repo.workdir {
+            for p in &paths {
+                crate::files::links_below(top, p)?;
+            }
+        }
+        Ok((paths, opts))
     }
 
     /// The inventory (digests only) and the lock (digests only; a missing
@@ -303,6 +314,11 @@ impl Env {
             .clone()
             .unwrap_or_else(|| PathBuf::from("."));
         let (_, opts) = self.inventory_spec(true)?;
+        // A committed `.vscode` that links elsewhere would have its
+        // `mcp.json` read from outside the work tree.
+        for rel in config::DEFAULT_FILES {
+            crate::files::links_below(&top, &top.join(rel))?;
+        }
         config::read_all(&top, &self.global.config, opts.max_size).map_err(|e| anyhow!("{e}"))
     }
 
@@ -604,40 +620,8 @@ pub fn emit(
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder,
-/// so that a reader never sees half a file (a capture, a man page).
+/// so that a reader never sees half a file (a capture, a man page); what
+/// is at `path` must be a regular file or nothing ([`crate::files::replace`]).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile_in(dir)?;
-    tmp.1
-        .write_all(bytes)
-        .and_then(|()| tmp.1.sync_all())
-        .with_context(|| format!("cannot write {}", crate::text::shown_path(&tmp.0)))?;
-    std::fs::rename(&tmp.0, path)
-        .with_context(|| format!("cannot write {}", crate::text::shown_path(path)))
-}
-
-/// A new file next to where the output goes; a leftover from a killed run
-/// is a dot file, which the inventory reader (and man) skip.
-fn tempfile_in(dir: &Path) -> Result<(PathBuf, std::fs::File)> {
-    for n in 0..100u32 {
-        let path = dir.join(format!(".kams-{}-{n}.tmp", std::process::id()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(f) => return Ok((path, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(anyhow!(
-                    "cannot create a file in {}: {e}",
-                    crate::text::shown_path(dir)
-                ))
-            }
-        }
-    }
-    bail!(
-        "cannot create a temporary file in {}",
-        crate::text::shown_path(dir)
-    )
+    crate::files::replace(path, bytes, None)
 }

@@ -326,7 +326,9 @@ pub fn write_approval(
 /// lock and committing it does not go unnoticed.
 fn uncommitted_lock(env: &Env, path: &std::path::Path) -> Option<std::path::PathBuf> {
     let (_, rel) = commit_target(env, path)?;
-    let on_disk = std::fs::read(path).ok()?;
+    let on_disk = crate::files::read_existing(path, crate::lock::store::MAX_LOCK_SIZE)
+        .ok()
+        .flatten()?;
     let head = env.repo.commit_of("HEAD").ok();
     let committed = head.and_then(|h| env.repo.blob_at(h, &rel).ok().flatten());
     match committed {

@@ -160,7 +160,8 @@ fn write_parts(file: &Path, stem: &str, parts: &[&[u8]]) -> std::io::Result<()> 
     std::fs::create_dir_all(dir)?;
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(".{stem}-{}-{n}.tmp", std::process::id()));
-    let written = std::fs::File::create(&tmp)
+    // A new file: `O_EXCL` follows no link left at the name.
+    let written = std::fs::File::create_new(&tmp)
         .and_then(|mut f| parts.iter().try_for_each(|part| f.write_all(part)))
         .and_then(|()| std::fs::rename(&tmp, file));
     if written.is_err() {

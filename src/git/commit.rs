@@ -59,7 +59,7 @@ pub fn run_commit_msg_hook(repo: &gix::Repository, message: &str) -> Result<Stri
         return Ok(message.to_string());
     }
     let file = repo.git_dir().join("COMMIT_EDITMSG");
-    std::fs::write(&file, message).with_context(|| format!("cannot write {}", file.display()))?;
+    crate::files::replace(&file, message.as_bytes(), None)?;
     let status = Command::new(&hook)
         .arg(&file)
         .current_dir(repo.workdir().unwrap_or_else(|| repo.git_dir()))
@@ -72,9 +72,19 @@ pub fn run_commit_msg_hook(repo: &gix::Repository, message: &str) -> Result<Stri
             hook.display()
         );
     }
-    std::fs::read_to_string(&file)
-        .with_context(|| format!("cannot read {} after the commit-msg hook", file.display()))
+    let edited = crate::files::read_existing(&file, MESSAGE_MAX)
+        .with_context(|| format!("after the commit-msg hook ({})", hook.display()))?
+        .ok_or_else(|| anyhow!("the commit-msg hook removed {}", file.display()))?;
+    String::from_utf8(edited).map_err(|_| {
+        anyhow!(
+            "{}: the commit-msg hook left text that is not UTF-8",
+            file.display()
+        )
+    })
 }
+
+/// The largest commit message read back from the `commit-msg` hook.
+const MESSAGE_MAX: u64 = 16 << 20;
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
@@ -94,8 +104,8 @@ pub fn commit_file(
         .workdir()
         .ok_or_else(|| anyhow!("approval commits need a work tree"))?;
     let on_disk = top.join(rel);
-    let bytes =
-        std::fs::read(&on_disk).with_context(|| format!("cannot read {}", on_disk.display()))?;
+    let bytes = crate::files::read_existing(&on_disk, crate::lock::store::MAX_LOCK_SIZE)?
+        .ok_or_else(|| anyhow!("{}: no such file", on_disk.display()))?;
     let blob = repo.write_blob(&bytes)?.detach();
 
     let head = repo.head()?;

@@ -27,6 +27,9 @@ pub enum Set {
 pub fn set_local(repo: &gix::Repository, values: &[(&str, &str)]) -> Result<Vec<Set>> {
     let path = local_path(repo);
     let shown = crate::text::shown_path(&path);
+    // Renamed over by the lock's commit: a link would be replaced, a FIFO
+    // would hold the read.
+    crate::files::replaceable(&path)?;
     let mut lock = gix::lock::File::acquire_to_update_resource(
         &path,
         gix::lock::acquire::Fail::Immediately,
@@ -58,7 +61,7 @@ pub fn set_local(repo: &gix::Repository, values: &[(&str, &str)]) -> Result<Vec<
         // Dropping the lock removes config.lock; the file is untouched.
         return Ok(done);
     }
-    if let Ok(meta) = std::fs::metadata(&path) {
+    if let Ok(meta) = std::fs::symlink_metadata(&path) {
         // The lock file is created private; keep the config's own mode.
         lock.with_mut(|f| f.set_permissions(meta.permissions()))?;
     }

@@ -191,13 +191,15 @@ impl Installed {
 pub fn install(dir: &Path, hook: Hook) -> Result<(PathBuf, Installed)> {
     let path = dir.join(hook.name());
     let shown = crate::text::shown_path(&path);
+    // A hook that is a link (a committed `core.hooksPath` folder may hold
+    // one) would have its target copied into the hook, or made executable:
+    // refused, as a FIFO is.
     let existing =
-        match std::fs::read(&path) {
-            Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| {
+        match crate::files::read_existing(&path, HOOK_MAX)? {
+            Some(bytes) => Some(String::from_utf8(bytes).map_err(|_| {
                 anyhow!("{shown} is not UTF-8 text; git-kams edits only text hooks")
             })?),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(anyhow!("cannot read {shown}: {e}")),
+            None => None,
         };
     let text = with_shim(existing.as_deref(), hook)
         .with_context(|| format!("cannot install git-kams in {shown}"))?;
@@ -211,22 +213,27 @@ pub fn install(dir: &Path, hook: Hook) -> Result<(PathBuf, Installed)> {
             .with_context(|| format!("cannot create {}", crate::text::shown_path(dir)))?;
         // Written beside and renamed, so that a push running now sees the
         // old hook or the new one, never half of one.
-        let tmp = dir.join(format!(".{}.kams-tmp", hook.name()));
-        std::fs::write(&tmp, &text)
-            .with_context(|| format!("cannot write {}", crate::text::shown_path(&tmp)))?;
-        if let Ok(meta) = std::fs::metadata(&path) {
-            let _ = std::fs::set_permissions(&tmp, meta.permissions());
-        }
-        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {shown}"))?;
+        crate::files::replace(&path, text.as_bytes(), None)?;
     }
     make_executable(&path).with_context(|| format!("cannot make {shown} executable"))?;
     Ok((path, what))
 }
 
+/// The largest hook file read.
+const HOOK_MAX: u64 = 16 << 20;
+
 #[cfg(unix)]
 fn make_executable(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let mut perms = std::fs::metadata(path)?.permissions();
+    // Not through a link: chmod would change where it points.
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut perms = meta.permissions();
     let mode = perms.mode();
     // Execute wherever read is allowed, as `chmod +x` under a usual umask.
     let wanted = mode | 0o100 | ((mode & 0o044) >> 2);

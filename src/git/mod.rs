@@ -189,14 +189,7 @@ pub fn inventory_files_at(
     commit: gix::ObjectId,
     rel: &Path,
 ) -> Result<Option<Files>> {
-    let tree = repo
-        .find_commit(commit)
-        .and_then(|c| c.tree())
-        .with_context(|| format!("cannot read the tree of commit {commit}"))?;
-    let Some(entry) = tree
-        .lookup_entry_by_path(rel)
-        .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?
-    else {
+    let Some(entry) = entry_at(repo, commit, rel, "an inventory")? else {
         return Ok(None);
     };
     let read = |id: gix::ObjectId| -> Result<Vec<u8>> {
@@ -234,9 +227,17 @@ pub fn inventory_files_at(
         let name = e.filename().to_string();
         if name.starts_with('.')
             || !(name.ends_with(".json") || name.ends_with(".jsonl"))
-            || !e.mode().is_blob()
+            || e.mode().is_tree()
         {
             continue;
+        }
+        if !e.mode().is_blob() {
+            return Err(not_a_file(
+                commit,
+                &rel.join(&name),
+                e.mode(),
+                "an inventory file",
+            ));
         }
         out.push((rel.join(&name), read(e.object_id())?));
     }
@@ -256,14 +257,80 @@ pub fn blob_id_at(
     commit: gix::ObjectId,
     rel: &Path,
 ) -> Result<Option<gix::ObjectId>> {
+    match entry_at(repo, commit, rel, "the lock")? {
+        None => Ok(None),
+        Some(e) if e.mode().is_blob() => Ok(Some(e.object_id())),
+        Some(e) => Err(not_a_file(commit, rel, e.mode(), "the lock")),
+    }
+}
+
+/// The entry at `rel` in `commit`'s tree, looked up one folder at a time:
+/// `None` when there is nothing there, an error when a folder on the way is
+/// a symbolic link or a submodule. A link is a blob of its own in git but
+/// is followed in a work tree, so skipping it as "nothing there" would let
+/// a commit hide what a checkout of it shows (see [`crate::files`]).
+/// `what` names what is looked for, in the error.
+fn entry_at<'r>(
+    repo: &'r gix::Repository,
+    commit: gix::ObjectId,
+    rel: &Path,
+    what: &str,
+) -> Result<Option<gix::object::tree::Entry<'r>>> {
     let tree = repo
         .find_commit(commit)
         .and_then(|c| c.tree())
         .with_context(|| format!("cannot read the tree of commit {commit}"))?;
-    let entry = tree
-        .lookup_entry_by_path(rel)
-        .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?;
-    Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
+    let parts: Vec<_> = rel.components().collect();
+    let mut on_the_way = PathBuf::new();
+    for (n, c) in parts.iter().enumerate() {
+        on_the_way.push(c);
+        let entry = tree
+            .clone()
+            .lookup_entry_by_path(&on_the_way)
+            .with_context(|| format!("cannot look up {} in commit {commit}", rel.display()))?;
+        let Some(entry) = entry else {
+            return Ok(None);
+        };
+        if n + 1 == parts.len() {
+            if entry.mode().is_link() || entry.mode().is_commit() {
+                return Err(not_a_file(commit, rel, entry.mode(), what));
+            }
+            return Ok(Some(entry));
+        }
+        if entry.mode().is_link() || entry.mode().is_commit() {
+            return Err(not_a_file(
+                commit,
+                &on_the_way,
+                entry.mode(),
+                &format!("a folder on the way to {what} ({})", rel.display()),
+            ));
+        }
+        if !entry.mode().is_tree() {
+            return Ok(None);
+        }
+    }
+    Ok(None)
+}
+
+/// The error for `what` at `rel` in `commit`, which is a link or a
+/// submodule where a file or folder is meant.
+fn not_a_file(
+    commit: gix::ObjectId,
+    rel: &Path,
+    mode: gix::object::tree::EntryMode,
+    what: &str,
+) -> anyhow::Error {
+    let is = if mode.is_link() {
+        "a symbolic link"
+    } else if mode.is_commit() {
+        "a submodule"
+    } else {
+        "not a file"
+    };
+    anyhow!(
+        "{} at commit {commit} is {is}, where {what} is expected: git-kams reads files themselves, never through a link (a checkout would follow it, perhaps out of the work tree); commit the file itself there",
+        crate::text::shown_path(rel)
+    )
 }
 
 /// The values of a commit's `Signed-off-by:` trailers (`Name <email>`),

@@ -1,16 +1,28 @@
-//! A file's BLAKE3 hash, remembered by what `stat` says of the file, as
-//! git's index remembers each tracked file's blob id: the lock index and
-//! the inventory index are named by the hash of the bytes they describe
-//! (see [`super::cachefile::Namer`]), and hashing a 125 MiB lock on every
-//! run costs more than reading its index.
+//! A large file's BLAKE3 hash, remembered by what `stat` says of the
+//! file, as git's index remembers each tracked file's blob id: the lock
+//! index and the inventory index are named by the hash of the bytes they
+//! describe (see [`super::cachefile::Namer`]), and hashing a 125 MiB lock
+//! on every run costs more than reading its index (a fifth of a warm
+//! 2000x50 scan; docs/performance.md, "The stat cache and shared
+//! mappings").
 //!
 //! A record (`.git/kams/stamp-<hex>.idx`, one per file, `<hex>` the BLAKE3
 //! hash of the file's path) holds the file's device, inode, size,
 //! modification and change times, and the hash of its bytes. A file whose
-//! `stat` data are all the same is taken to hold the same bytes. Any write
-//! to a file sets its change time to the current time, and user programs
-//! cannot set it back (`touch` sets the modification time only), so:
+//! `stat` data are all the same is taken to hold the same bytes. A
+//! `write` sets a file's change time to the current time, and user
+//! programs cannot set it back (`touch` sets the modification time only);
+//! a write through a shared mapping sets it only at the first write to a
+//! clean page, and a page stays writable, without another change of time,
+//! until the kernel writes it back. So:
 //!
+//! - only mapped files (1 MiB and more) are recorded, on Linux, on a file
+//!   system that writes pages back (not tmpfs or ramfs, which never do);
+//!   a smaller file is hashed on every run;
+//! - before a file's bytes are hashed for a record, its dirty pages are
+//!   written back (`fdatasync`), which write-protects them in every
+//!   mapping: a write after that, through a mapping made before too, sets
+//!   the change time. Its stamp must still be the one it had when opened;
 //! - a file is recorded only when both its times are at least
 //!   [`RACY_SECONDS`] older than the clock before it was hashed (git's
 //!   "racily clean" rule): a file written since then, even within the
@@ -18,7 +30,8 @@
 //! - a file replaced by another (a checkout, a rename, `cp -p`) has another
 //!   inode or change time.
 //!
-//! What this trusts beyond git is the clock not going back, and nobody
+//! What this trusts beyond git is the clock not going back, the file
+//! system keeping change times as Linux's disk file systems do, and nobody
 //! with the rights to write the disk or `.git` directly: the same as the
 //! indexes, which `kams.indexCache=false` turns off with this.
 
@@ -105,13 +118,14 @@ impl Stamp {
 }
 
 /// The BLAKE3 hash of `bytes` (what [`Namer`] gives), the content of the
-/// file at `path` whose stamp was `stamp` when it was opened: from its
-/// record under `common_dir` when the stamp is the same, else hashed
-/// (calling `done` as [`Namer::update_releasing`] does) and recorded when
-/// it may be.
+/// file at `path`, open as `file`, whose stamp was `stamp` when it was
+/// opened: from its record under `common_dir` when the stamp is the same,
+/// else hashed (calling `done` as [`Namer::update_releasing`] does) and
+/// recorded when it may be ([`flushed`]).
 pub fn digest(
     common_dir: Option<&Path>,
     path: &Path,
+    file: Option<&std::fs::File>,
     stamp: Option<Stamp>,
     bytes: &[u8],
     done: &mut dyn FnMut(usize),
@@ -126,12 +140,15 @@ pub fn digest(
             return d;
         }
     }
+    // Flushed before the bytes are read, so that what is hashed is all a
+    // write that keeps the stamp could have changed.
+    let may_record = at.is_some_and(|(_, stamp)| file.is_some_and(|f| flushed(f, &stamp)));
     let now = SystemTime::now();
     let mut namer = Namer::new();
     namer.update_releasing(bytes, done);
     let d = namer.finish();
     if let (Some((dir, stamp)), Some(name)) = (at, &name) {
-        if stamp.settled(now) {
+        if may_record && stamp.settled(now) {
             // Saves time only: an unwritable repository is no reason to
             // fail.
             let _ = RECORDS.store(dir, name, encode(name, path, &stamp, &d));
@@ -143,9 +160,56 @@ pub fn digest(
 /// [`digest`] of a file as [`Input::read`] gave it (its stamp and its
 /// bytes), whose pages are given back as they are hashed.
 pub fn digest_of(common_dir: &Path, path: &Path, input: &Input) -> Digest {
-    digest(Some(common_dir), path, input.stamp(), input, &mut |n| {
-        input.release(0..n)
-    })
+    digest(
+        Some(common_dir),
+        path,
+        input.file(),
+        input.stamp(),
+        input,
+        &mut |n| input.release(0..n),
+    )
+}
+
+/// Whether a hash of `file`'s bytes read from now on may be recorded for
+/// `stamp`: its file system writes pages back, its dirty pages were just
+/// written back (`fdatasync`, which write-protects them in every shared
+/// mapping, so that the next write through one sets the change time), and
+/// `stamp` is still what `stat` says of it.
+#[cfg(target_os = "linux")]
+fn flushed(file: &std::fs::File, stamp: &Stamp) -> bool {
+    use std::os::fd::AsRawFd;
+    if !writes_back(file) {
+        return false;
+    }
+    // SAFETY: fdatasync on a descriptor we own; no memory is involved.
+    if unsafe { libc::fdatasync(file.as_raw_fd()) } != 0 {
+        return false;
+    }
+    file.metadata().ok().and_then(|m| Stamp::of(&m)) == Some(*stamp)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn flushed(_file: &std::fs::File, _stamp: &Stamp) -> bool {
+    false
+}
+
+/// False on tmpfs and ramfs, whose pages are never written back: a page
+/// written once through a shared mapping stays writable, and later writes
+/// through it change no time at all.
+#[cfg(target_os = "linux")]
+fn writes_back(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    // SAFETY: fstatfs fills the struct it is given, which is ours and
+    // zeroed; the descriptor is ours.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut fs) } != 0 {
+        return false;
+    }
+    #[allow(clippy::unnecessary_cast)]
+    let kind = fs.f_type as i64;
+    kind != TMPFS_MAGIC && kind != RAMFS_MAGIC
 }
 
 /// The record's name: the hash of the file's absolute path (as given when
@@ -191,30 +255,37 @@ mod tests {
         std::fs::create_dir_all(common.join("kams")).unwrap();
         let file = dir.path().join("kams.lock");
         std::fs::write(&file, b"one").unwrap();
+        let open = std::fs::File::open(&file).unwrap();
+        let f = Some(&open);
         let hash = Namer::of;
         let records = || cachefile_count(&common);
         // Just written: hashed, not recorded.
         let d = digest(
             Some(&common),
             &file,
+            f,
             Some(stamp_of(&file)),
             b"one",
             &mut |_| {},
         );
         assert_eq!(d, hash(b"one"));
         assert_eq!(records(), 0, "a file this new is not recorded");
+        if !writes_back(&open) {
+            // tmpfs: never recorded.
+            return;
+        }
         std::thread::sleep(std::time::Duration::from_millis(
             (RACY_SECONDS as u64 + 1) * 1000 + 100,
         ));
         let stamp = stamp_of(&file);
         assert_eq!(
-            digest(Some(&common), &file, Some(stamp), b"one", &mut |_| {}),
+            digest(Some(&common), &file, f, Some(stamp), b"one", &mut |_| {}),
             hash(b"one")
         );
         assert_eq!(records(), 1);
         // Served without looking at the bytes: they are not hashed.
         let mut hashed = false;
-        let served = digest(Some(&common), &file, Some(stamp), b"two", &mut |_| {
+        let served = digest(Some(&common), &file, f, Some(stamp), b"two", &mut |_| {
             hashed = true
         });
         assert_eq!((served, hashed), (hash(b"one"), false));
@@ -231,22 +302,22 @@ mod tests {
         let after = stamp_of(&file);
         assert_ne!(after, stamp);
         assert_eq!(
-            digest(Some(&common), &file, Some(after), b"two", &mut |_| {}),
+            digest(Some(&common), &file, f, Some(after), b"two", &mut |_| {}),
             hash(b"two")
         );
         // Another path with the same stamp has its own record; no stamp or
         // no directory means hashing.
         let other = dir.path().join("other.lock");
         assert_eq!(
-            digest(Some(&common), &other, Some(stamp), b"x", &mut |_| {}),
+            digest(Some(&common), &other, f, Some(stamp), b"x", &mut |_| {}),
             hash(b"x")
         );
         assert_eq!(
-            digest(None, &file, Some(stamp), b"y", &mut |_| {}),
+            digest(None, &file, f, Some(stamp), b"y", &mut |_| {}),
             hash(b"y")
         );
         assert_eq!(
-            digest(Some(&common), &file, None, b"y", &mut |_| {}),
+            digest(Some(&common), &file, f, None, b"y", &mut |_| {}),
             hash(b"y")
         );
     }

@@ -238,24 +238,20 @@ pub fn read_capped(path: &Path, max_size: u64) -> Result<Vec<u8>, InputError> {
     read_open(file, &meta, path, max_size)
 }
 
-/// Opens the file at `path` for reading, refusing a folder and a file past
+/// Opens the regular file at `path` for reading, refusing anything else
+/// (a link, a folder, a FIFO: see [`crate::files`]) and a file past
 /// `max_size` (as it stands now; [`read_open`] checks again as it reads).
 pub(crate) fn open_capped(
     path: &Path,
     max_size: u64,
 ) -> Result<(std::fs::File, std::fs::Metadata), InputError> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| InputError::new(path, None, format!("cannot open: {e}")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| InputError::new(path, None, format!("cannot stat: {e}")))?;
-    if meta.is_dir() {
-        return Err(InputError::new(
-            path,
-            None,
-            "is a directory, expected a file",
-        ));
-    }
+    let (file, meta) = crate::files::open_regular(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidInput {
+            InputError::new(path, None, e.to_string())
+        } else {
+            InputError::new(path, None, format!("cannot open: {e}"))
+        }
+    })?;
     if meta.len() > max_size {
         return Err(too_big(path, max_size));
     }
@@ -282,10 +278,17 @@ pub(crate) fn read_open(
 
 /// The inventory files at `path`: the file itself, or the `*.json` and
 /// `*.jsonl` files directly inside a folder, sorted by name.
+///
+/// A link, or a FIFO or device with such a name, is an error, as the
+/// hooks refuse a link in a commit: read through, it could lead out of the
+/// work tree (see [`crate::files`]).
 pub fn files_at(path: &Path) -> Result<Vec<PathBuf>, InputError> {
-    let meta = std::fs::metadata(path)
+    let meta = std::fs::symlink_metadata(path)
         .map_err(|e| InputError::new(path, None, format!("cannot read inventory: {e}")))?;
     if !meta.is_dir() {
+        if let Some(why) = crate::files::not_regular(path, &meta) {
+            return Err(InputError::new(path, None, why));
+        }
         return Ok(vec![path.to_path_buf()]);
     }
     let mut files = Vec::new();
@@ -299,9 +302,20 @@ pub fn files_at(path: &Path) -> Result<Vec<PathBuf>, InputError> {
         if name.starts_with('.') || !(name.ends_with(".json") || name.ends_with(".jsonl")) {
             continue;
         }
-        if p.is_file() {
-            files.push(p);
+        let kind = entry
+            .file_type()
+            .map_err(|e| InputError::new(&p, None, format!("cannot look at it: {e}")))?;
+        if kind.is_dir() {
+            continue;
         }
+        if !kind.is_file() {
+            let meta = std::fs::symlink_metadata(&p)
+                .map_err(|e| InputError::new(&p, None, format!("cannot look at it: {e}")))?;
+            if let Some(why) = crate::files::not_regular(&p, &meta) {
+                return Err(InputError::new(&p, None, why));
+            }
+        }
+        files.push(p);
     }
     files.sort();
     if files.is_empty() {

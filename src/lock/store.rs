@@ -83,17 +83,19 @@ pub fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
 }
 
 /// Whether there is a lock file at `path`: an error when it cannot be
-/// looked at, or is larger than [`MAX_LOCK_SIZE`].
+/// looked at, is no regular file (see [`refuse_special`]) or is larger
+/// than [`MAX_LOCK_SIZE`].
 fn exists(path: &Path) -> Result<bool> {
-    match std::fs::symlink_metadata(path) {
+    let meta = match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => bail!(
             "{}: cannot read the lock: {e}",
             crate::text::shown_path(path)
         ),
-        Ok(_) => {}
-    }
-    if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_LOCK_SIZE) {
+        Ok(m) => m,
+    };
+    refuse_special(path)?;
+    if meta.len() > MAX_LOCK_SIZE {
         bail!(
             "{}: the lock is larger than {MAX_LOCK_SIZE} bytes: refusing to read it",
             crate::text::shown_path(path)
@@ -164,7 +166,7 @@ fn try_flock(_file: &File) -> bool {
 impl Guard {
     /// Takes `PATH.lock`, failing at once if another writer holds it.
     pub fn acquire(path: &Path) -> Result<Guard> {
-        refuse_symlink(path)?;
+        refuse_special(path)?;
         // A lock moved by `kams.lock` may name a folder that does not exist yet.
         if let Some(dir) = path
             .parent()
@@ -261,22 +263,30 @@ impl Guard {
     }
 }
 
-/// Refuses a lock path that is a symbolic link. The new lock is renamed
-/// over the path, which would replace the link by a file (and a writer
-/// that followed it would write wherever it points, outside the work tree
-/// perhaps); readers may follow it, writers name the real file.
-fn refuse_symlink(path: &Path) -> Result<()> {
+/// Refuses a lock path that is a symbolic link, a FIFO, a device or a
+/// folder, for readers and writers alike. The new lock is renamed over the
+/// path, which would replace a link by a file (and a writer that followed
+/// it would write wherever it points, outside the work tree perhaps); a
+/// reader that followed it would judge another lock than the hooks, which
+/// read the commit, and a FIFO would hold it forever.
+fn refuse_special(path: &Path) -> Result<()> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
     };
-    if !meta.file_type().is_symlink() {
+    let Some(why) = crate::files::not_regular(path, &meta) else {
         return Ok(());
+    };
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(path)
+            .map(|t| crate::text::shown_path(&t))
+            .unwrap_or_else(|_| "?".into());
+        bail!(
+            "{}: is a symbolic link (to {target}): git-kams reads and replaces the lock itself, never through a link (a reader would judge another lock than the hooks, a writer would replace the link or write where it points); name the real file with --lock PATH (or git config kams.lock)",
+            crate::text::shown_path(path)
+        )
     }
-    let target = std::fs::read_link(path)
-        .map(|t| crate::text::shown_path(&t))
-        .unwrap_or_else(|_| "?".into());
     bail!(
-        "{}: is a symbolic link (to {target}): git-kams replaces the lock by renaming a new file over it and will not replace a link nor write where it points; name the real file with --lock PATH (or git config kams.lock)",
+        "{}: {why}; name the lock with --lock PATH (or git config kams.lock)",
         crate::text::shown_path(path)
     )
 }
@@ -285,12 +295,18 @@ fn refuse_symlink(path: &Path) -> Result<()> {
 /// [`STALE_AFTER`]; the note says what was done. `None`: it is held (or
 /// too young to tell), or it went away meanwhile.
 fn remove_if_stale(lock_path: &Path) -> Result<Option<String>> {
-    let file = match File::open(lock_path) {
-        Ok(f) => f,
+    // Not through a link, and not a FIFO (whose open would wait): only
+    // a file a writer left can be stale.
+    let file = match crate::files::open_regular(lock_path) {
+        Ok((f, _)) => f,
         // Its writer finished meanwhile: take it again.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Some(String::new()));
         }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => bail!(
+            "{}: {e}; git-kams never leaves one: remove it",
+            crate::text::shown_path(lock_path)
+        ),
         Err(_) => return Ok(None),
     };
     if !try_flock(&file) {

@@ -832,3 +832,102 @@ fn a_lock_moved_by_config_and_a_push_from_a_detached_head() {
     accepted(d, &["push", "origin", "HEAD:refs/heads/main"]);
     assert_eq!(rev(s.remote(), "main"), rev(d, "HEAD"));
 }
+
+/// Issue 22, case 6: a link in the committed inventory (the `.kams`
+/// folder, an inventory file) or at the lock's path was "no inventory is
+/// committed" to the hook, which skipped the drift check, while a checkout
+/// follows the link and scans what it points to. The pre-receive hook now
+/// refuses the push (exit 2: the commit cannot be read as git-kams reads
+/// it), and so does the scan of such a work tree.
+#[test]
+fn a_symlink_in_the_committed_inventory_or_at_the_lock_is_refused_by_the_hook() {
+    let s = Setup::approved();
+    let d = s.dir();
+    let out = kams(s.remote()).arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let before = rev(s.remote(), "main");
+
+    // `.kams` as a link to a folder of the work tree holding a drifted
+    // inventory: the checkout scans it, the hook found no `.kams` folder.
+    std::fs::rename(d.join(".kams"), d.join("elsewhere")).unwrap();
+    std::fs::remove_file(d.join("elsewhere/inventory/mcp-server-time@0.6.2.json")).unwrap();
+    copy(
+        &real("mcp-server-time@2026.10.19.json"),
+        d,
+        "elsewhere/inventory/mcp-server-time@2026.10.19.json",
+    );
+    std::os::unix::fs::symlink("elsewhere", d.join(".kams")).unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "inventory moved behind a link"]);
+    let out = kams(d).args(["scan"]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(".kams: a folder on the way to ") && err.contains("is a symbolic link"),
+        "{err}"
+    );
+    let text = refused(d, &["push", "--no-verify", "origin", "main"]);
+    assert!(
+        text.contains(".kams at commit ")
+            && text.contains("is a symbolic link, where a folder on the way to an inventory"),
+        "{text}"
+    );
+    assert!(!text.contains("drift check is skipped"), "{text}");
+    assert_eq!(rev(s.remote(), "main"), before);
+
+    // An inventory file that is a link.
+    std::fs::remove_file(d.join(".kams")).unwrap();
+    std::fs::create_dir_all(d.join(".kams/inventory")).unwrap();
+    std::os::unix::fs::symlink(
+        "../../elsewhere/inventory/mcp-server-time@2026.10.19.json",
+        d.join(".kams/inventory/time.json"),
+    )
+    .unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "inventory file as a link"]);
+    let out = kams(d).args(["scan"]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("time.json: is a symbolic link (to ../../elsewhere/"),
+        "{err}"
+    );
+    let text = refused(d, &["push", "--no-verify", "origin", "main"]);
+    assert!(
+        text.contains(".kams/inventory/time.json at commit ")
+            && text.contains("is a symbolic link, where an inventory file"),
+        "{text}"
+    );
+    assert_eq!(rev(s.remote(), "main"), before);
+
+    // The lock as a link, to a lock that approves the drifted inventory.
+    std::fs::remove_file(d.join(".kams/inventory/time.json")).unwrap();
+    copy(
+        &real("mcp-server-time@2026.10.19.json"),
+        d,
+        ".kams/inventory/mcp-server-time@2026.10.19.json",
+    );
+    std::fs::remove_dir_all(d.join("elsewhere")).unwrap();
+    std::fs::rename(d.join("kams.lock"), d.join("other.lock")).unwrap();
+    kams(d)
+        .args(["--lock", "other.lock", "pin", "--no-commit", "-m", "mine"])
+        .assert()
+        .success();
+    std::os::unix::fs::symlink("other.lock", d.join("kams.lock")).unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-s", "-m", "lock behind a link"]);
+    let out = kams(d).args(["status"]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("kams.lock: is a symbolic link (to other.lock)"),
+        "{err}"
+    );
+    let text = refused(d, &["push", "--no-verify", "origin", "main"]);
+    assert!(
+        text.contains("kams.lock at commit ")
+            && text.contains("is a symbolic link, where the lock"),
+        "{text}"
+    );
+    assert_eq!(rev(s.remote(), "main"), before);
+}

@@ -195,27 +195,41 @@ fn a_changed_or_corrupt_lock_is_never_served_from_an_index() {
     assert_eq!(indexes(p).len(), 2);
 }
 
+/// Whether the file system of `path` writes pages back (not tmpfs or
+/// ramfs), where git-kams records large files' hashes.
+fn writes_back(path: &Path) -> bool {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string and a zeroed struct of ours to fill.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::statfs(c.as_ptr(), &mut fs) }, 0);
+    #[allow(clippy::unnecessary_cast)]
+    let kind = fs.f_type as i64;
+    kind != 0x0102_1994 && kind != 0x8584_58f6
+}
+
 /// The hash of a lock file old enough to be recorded by its `stat` data
-/// (`.git/kams/stamp-*.idx`) is not used once the file is written again,
-/// even with the same size and modification time.
+/// (`.git/kams/stamp-*.idx`; files of 1 MiB and more) is not used once
+/// the file is written again, even with the same size and modification
+/// time.
 #[test]
 fn a_lock_edited_in_place_is_read_anew_after_its_hash_was_recorded() {
     let s = drifted();
     let p = s.path();
+    let path = p.join("kams.lock");
+    // Trailing white space, so that the lock is large enough to be mapped.
+    let mut padded = std::fs::read(&path).unwrap();
+    padded.extend(std::iter::repeat_n(b'\n', 1 << 20));
+    std::fs::write(&path, &padded).unwrap();
     // Files changed in the last two seconds are not recorded.
     std::thread::sleep(std::time::Duration::from_millis(3100));
     let before = run(p, &["status"], true);
     assert_eq!(before.0, Some(0), "{before:?}");
-    let files = std::fs::read_dir(p.join(".kams/inventory"))
-        .unwrap()
-        .count();
     assert_eq!(
         indexes_of(p, "stamp-").len(),
-        1 + files,
-        "the lock and each inventory file"
+        usize::from(writes_back(p)),
+        "the lock only: the inventory files are small"
     );
     assert_eq!(run(p, &["status"], true), before, "from the records");
-    let path = p.join("kams.lock");
     let lock = std::fs::read_to_string(&path).unwrap();
     let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
     let at = lock.find("\"digest\": \"sha256:").unwrap() + 18;
@@ -441,4 +455,156 @@ fn a_recaptured_tool_that_needs_the_whole_file_reads_as_always() {
     assert_eq!(error, run(p, &scan, false), "text that does not parse");
     assert_eq!(error.0, Some(2), "{error:?}");
     assert!(error.2.contains("server-memory.json"), "{}", error.2);
+}
+
+/// A process that keeps `file` mapped shared and writes through the
+/// mapping when told: it dirties the page first (which sets the change
+/// time), and a later write through the same page changes the bytes
+/// without touching size, modification or change time.
+struct MappedWriter {
+    child: std::process::Child,
+    lines: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl MappedWriter {
+    const SCRIPT: &'static str = r#"
+import mmap, sys
+path, at, new = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode()
+f = open(path, "r+b")
+m = mmap.mmap(f.fileno(), 0)
+m[at] = m[at]
+print("ready", flush=True)
+sys.stdin.readline()
+m[at:at + len(new)] = new
+print("done", flush=True)
+sys.stdin.readline()
+"#;
+
+    fn new(file: &Path, at: usize, new: &str) -> MappedWriter {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", Self::SCRIPT])
+            .arg(file)
+            .arg(at.to_string())
+            .arg(new)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        lines.read_line(&mut line).unwrap();
+        assert_eq!(line, "ready\n");
+        MappedWriter { child, lines }
+    }
+
+    fn write(&mut self) {
+        use std::io::{BufRead, Write};
+        writeln!(self.child.stdin.as_mut().unwrap()).unwrap();
+        let mut line = String::new();
+        self.lines.read_line(&mut line).unwrap();
+        assert_eq!(line, "done\n");
+    }
+}
+
+impl Drop for MappedWriter {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// Issue 22, case 8: a file's BLAKE3 name was remembered by its `stat`
+/// data, and a write through a shared mapping made (and written to) before
+/// the record keeps them all; the inventory with a drifted description then
+/// scanned clean (exit 0), and so did a lock with a wrong digest (exit 0;
+/// exit 2 without the index). Now a small file is hashed on every run, and
+/// a large one is written back before it is hashed for a record (which
+/// makes the next write through any mapping set its change time), or
+/// never recorded on tmpfs, where pages are never written back.
+#[test]
+fn a_write_through_a_shared_mapping_is_seen() {
+    // tmpfs where there is one, and the temporary folder's file system.
+    let shm = Path::new("/dev/shm");
+    let mut places = vec![tempfile::tempdir().unwrap()];
+    if shm.is_dir() {
+        places.push(tempfile::tempdir_in(shm).unwrap());
+    }
+    for tmp in &places {
+        // A few tools (files of a few KiB, read whole) and many (over
+        // 1 MiB each: mapped, and recorded where they may be).
+        for tools in [1, 1200] {
+            let d = tmp.path().join(format!("r{tools}"));
+            std::fs::create_dir(&d).unwrap();
+            mapped_write_is_seen(&d, tools);
+        }
+    }
+}
+
+fn mapped_write_is_seen(d: &Path, tools: usize) {
+    git(d, &["init", "-q", "-b", "main"]);
+    let inv = d.join(".kams/inventory/s.json");
+    std::fs::create_dir_all(inv.parent().unwrap()).unwrap();
+    let list: Vec<String> = (0..tools)
+        .map(|n| {
+            format!(
+                r#"{{"name": "t{n}", "description": "Adds two numbers.{}", "inputSchema": {{"type": "object"}}}}"#,
+                " ".repeat(900)
+            )
+        })
+        .collect();
+    std::fs::write(
+        &inv,
+        format!(
+            r#"{{"server": "s", "transport": "stdio", "tools": [{}]}}"#,
+            list.join(", ")
+        ),
+    )
+    .unwrap();
+    kams(d)
+        .args(["pin", "--no-commit", "-m", "ok", "--approver", "A <a@x>"])
+        .assert()
+        .success();
+    let lock = d.join("kams.lock");
+    let lock_text = std::fs::read_to_string(&lock).unwrap();
+    let digest_at = lock_text.rfind("\"sha256:").unwrap() + 8;
+    let flipped = if &lock_text[digest_at..=digest_at] == "0" {
+        "1"
+    } else {
+        "0"
+    };
+    let inv_at = std::fs::read_to_string(&inv)
+        .unwrap()
+        .rfind("Adds two numbers.")
+        .unwrap();
+    let shown = format!("{d:?}, {tools} tools");
+    for (file, at, new, expected) in [
+        (&inv, inv_at, "Sends your keys!!", 1),
+        (&lock, digest_at, flipped, 2),
+    ] {
+        let mut writer = MappedWriter::new(file, at, new);
+        // Old enough to be recorded (git's racily-clean rule: 2 s).
+        std::thread::sleep(std::time::Duration::from_millis(3200));
+        let (code, _, err) = run(d, &["scan"], true);
+        assert_eq!(code, Some(0), "{shown}: {err}");
+        let bytes = std::fs::read(file).unwrap();
+        writer.write();
+        assert_ne!(std::fs::read(file).unwrap(), bytes, "{file:?}: not written");
+        for index in [true, false] {
+            let (code, out, err) = run(d, &["scan"], index);
+            assert_eq!(
+                code,
+                Some(expected),
+                "{shown}: {file:?}, index {index}: {out}{err}"
+            );
+            if expected == 1 {
+                assert!(out.contains("s/t"), "{out}");
+            } else {
+                assert!(err.contains("digest"), "{err}");
+            }
+        }
+        drop(writer);
+        // As it was, for the next file's turn.
+        std::fs::write(file, &bytes).unwrap();
+    }
 }

@@ -27,4 +27,5 @@ mod metrics;
 mod precommit;
 mod properties;
 mod sarif;
+mod special_files;
 mod transport;
