@@ -125,6 +125,9 @@ pub fn parse(
         let mut pointer = base.clone();
         pointer.push('/');
         push_pointer_token(&mut pointer, name);
+        if let Some(why) = crate::text::server_name_problem(name) {
+            return Err(InputError::new(path, Some(pointer), why));
+        }
         let entry = check_entry(path, &pointer, entry)?;
         let duplicates = dups
             .iter()

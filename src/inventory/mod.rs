@@ -906,18 +906,25 @@ fn parse_once(
 }
 
 fn named_by_option(path: &Path, opts: &ReadOptions) -> Result<String, InputError> {
-    opts.server.clone().ok_or_else(|| {
+    let name = opts.server.clone().ok_or_else(|| {
         InputError::new(
             path,
             None,
             "a bare tools/list result names no server: pass --server NAME",
         )
-    })
+    })?;
+    match crate::text::server_name_problem(&name) {
+        None => Ok(name),
+        Some(why) => Err(InputError::new(path, None, format!("--server: {why}"))),
+    }
 }
 
 fn server_name(path: &Path, o: &Object, key: &str, at: &str) -> Result<String, InputError> {
     match o.get(key) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        Some(Value::String(s)) => match crate::text::server_name_problem(s) {
+            None => Ok(s.clone()),
+            Some(why) => Err(InputError::new(path, Some(format!("{at}/{key}")), why)),
+        },
         Some(v) => Err(InputError::new(
             path,
             Some(format!("{at}/{key}")),

@@ -391,6 +391,9 @@ fn parse_lock(
                 }
                 servers = true;
                 r.object(|r, name| -> Result<(), LockError> {
+                    if let Some(why) = crate::text::server_name_problem(name) {
+                        return Err(LockError::at(&r.pointer(), &why));
+                    }
                     let mut ls = LockServer::default();
                     let mut has_tools = false;
                     r.object(|r, key| -> Result<(), LockError> {

@@ -688,3 +688,87 @@ fn a_lock_error_escapes_invisible_characters_in_the_lock_path() {
         assert!(std::fs::read(sb.path(name)).unwrap() == sb.lock[..sb.lock.len() / 2]);
     }
 }
+
+/// Issue 22, case 7: `a/b/c` must name one entry.
+fn slash_inventory(dir: &std::path::Path, servers: &str) {
+    std::fs::create_dir_all(dir.join(".kams/inventory")).unwrap();
+    std::fs::write(dir.join(".kams/inventory/all.json"), servers).unwrap();
+}
+
+#[test]
+fn a_server_name_with_a_slash_is_refused_everywhere() {
+    let repo = crate::common::repo();
+    let dir = repo.path();
+    slash_inventory(
+        dir,
+        r#"{"servers": [
+            {"name": "a", "transport": "stdio", "tools": [{"name": "b/c", "inputSchema": {"type": "object"}}, {"name": "b", "inputSchema": {"type": "object"}}]},
+            {"name": "a/b", "transport": "stdio", "tools": [{"name": "c", "inputSchema": {"type": "object"}}]}
+        ]}"#,
+    );
+    for args in [
+        &["scan"][..],
+        &["record"][..],
+        &["status"][..],
+        &["pin", "a/b/c", "-m", "x"][..],
+    ] {
+        let o = crate::common::kams(dir).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("server name `a/b` contains `/`"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!dir.join("kams.lock").exists());
+    // In a lock, and in a client config, too.
+    std::fs::write(
+        dir.join("kams.lock"),
+        "{\"version\": 1, \"servers\": {\"a/b\": {\"tools\": {}}}}\n",
+    )
+    .unwrap();
+    slash_inventory(dir, r#"{"servers": []}"#);
+    let o = crate::common::kams(dir).arg("status").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("contains `/`"));
+    std::fs::remove_file(dir.join("kams.lock")).unwrap();
+    std::fs::write(
+        dir.join(".mcp.json"),
+        r#"{"mcpServers": {"x/y": {"command": "true"}}}"#,
+    )
+    .unwrap();
+    let o = crate::common::kams(dir)
+        .args(["capture", "--yes"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("contains `/`"));
+}
+
+#[test]
+fn a_tool_name_with_a_slash_is_addressed_by_the_first_slash() {
+    let repo = crate::common::repo();
+    let dir = repo.path();
+    slash_inventory(
+        dir,
+        r#"{"servers": [
+            {"name": "a", "transport": "stdio", "tools": [{"name": "b/c", "inputSchema": {"type": "object"}}, {"name": "b", "inputSchema": {"type": "object"}}]}
+        ]}"#,
+    );
+    crate::common::kams(dir)
+        .args(["pin", "--no-commit", "a/b/c", "-m", "one"])
+        .assert()
+        .success();
+    let lock: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("kams.lock")).unwrap()).unwrap();
+    let tools = lock["servers"]["a"]["tools"].as_object().unwrap();
+    assert_eq!(tools.keys().collect::<Vec<_>>(), ["b/c"], "{lock:#}");
+    crate::common::kams(dir)
+        .args(["pin", "--no-commit", "a/b", "-m", "two"])
+        .assert()
+        .success();
+    let lock: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("kams.lock")).unwrap()).unwrap();
+    assert_eq!(lock["servers"]["a"]["tools"].as_object().unwrap().len(), 2);
+    assert!(lock["servers"]["a"]["server"].is_null(), "{lock:#}");
+}
