@@ -515,7 +515,7 @@ fn too_big(max_message: usize) -> String {
 fn read_message(reader: impl Read, max_message: usize) -> Result<Vec<u8>> {
     let mut message = Vec::new();
     reader
-        .take(max_message as u64 + 1)
+        .take((max_message as u64).saturating_add(1))
         .read_to_end(&mut message)
         .map_err(|e| read_failed("reading the response body", e))?;
     if message.len() > max_message {

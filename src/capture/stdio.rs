@@ -117,7 +117,8 @@ fn read_lines(stdout: impl Read, max: usize, tx: &mpsc::Sender<Line>) {
             Some(i) => (i + 1, true),
             None => (buf.len(), false),
         };
-        if line.len() + take > max + 1 {
+        // saturating: with the largest cap, `max + 1` would wrap to 0.
+        if line.len().saturating_add(take) > max.saturating_add(1) {
             let _ = tx.send(Line::TooLong(max));
             return;
         }

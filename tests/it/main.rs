@@ -18,6 +18,7 @@ mod hooks;
 mod hostile;
 mod imports;
 mod indexes;
+mod input_size;
 mod launch;
 mod log_cache;
 mod manners;
