@@ -608,12 +608,20 @@ pub fn emit(
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile_in(dir)?;
-    tmp.1
+    let written = tmp
+        .1
         .write_all(bytes)
         .and_then(|()| tmp.1.sync_all())
-        .with_context(|| format!("cannot write {}", crate::text::shown_path(&tmp.0)))?;
-    std::fs::rename(&tmp.0, path)
-        .with_context(|| format!("cannot write {}", crate::text::shown_path(path)))
+        .with_context(|| format!("cannot write {}", crate::text::shown_path(&tmp.0)))
+        .and_then(|()| {
+            std::fs::rename(&tmp.0, path)
+                .with_context(|| format!("cannot write {}", crate::text::shown_path(path)))
+        });
+    if written.is_err() {
+        // A failed write leaves nothing behind (a full disk, a name too long).
+        let _ = std::fs::remove_file(&tmp.0);
+    }
+    written
 }
 
 /// A new file next to where the output goes; a leftover from a killed run
