@@ -10,6 +10,8 @@
 //! [`stdio`] and [`http`].
 
 pub mod http;
+pub mod queue;
+pub mod reaper;
 pub mod session;
 pub mod stdio;
 pub mod transport;
@@ -186,7 +188,7 @@ pub fn capture_one(server: &ClientServer, opts: &Options, captured_at: &str) -> 
                 Some(c) => opts.workdir.join(expand(c, opts)?),
                 None => opts.workdir.clone(),
             };
-            Box::new(stdio::spawn(&argv, &env, &cwd, opts.max_message)?)
+            Box::new(stdio::spawn(&argv, &env, &cwd, opts.max_message, deadline)?)
         }
         Reach::Http(kind) => {
             let url = expand(
@@ -208,13 +210,16 @@ pub fn capture_one(server: &ClientServer, opts: &Options, captured_at: &str) -> 
             http::connect(&url, &headers, kind, &hopts)?
         }
     };
-    let got = session::Session::new(transport.as_mut(), deadline).capture();
+    let got = session::Session::new(transport.as_mut(), deadline, opts.max_message).capture();
+    let ended = Instant::now();
     let diagnostics = transport.diagnostics();
     transport.close();
     let advertised = match got {
         Ok(a) => a,
         Err(e) => {
-            let e = if format!("{e:#}").contains("no answer in time") {
+            // Whatever was awaited (an answer, room in the server's input,
+            // an HTTP response), the deadline is what ended it.
+            let e = if ended >= deadline {
                 anyhow!("timed out after {} s ({e:#})", opts.timeout.as_secs_f64())
             } else {
                 e

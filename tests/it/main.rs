@@ -5,6 +5,7 @@
 mod attacks;
 mod bad_input;
 mod capture;
+mod capture_limits;
 mod capture_real;
 mod common;
 mod corpus;
