@@ -75,16 +75,19 @@ extern "C" fn on_signal(signal: libc::c_int) {
 
 fn install() {
     let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: pipe2 fills the two descriptors it is given.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+    // pipe, not pipe2, which macOS lacks. SAFETY: pipe fills the two
+    // descriptors it is given.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
         return;
     }
     let [read, write] = fds;
-    // The watcher blocks on its end; only the handler's end stays non-blocking.
-    // SAFETY: fcntl on a descriptor we own.
+    // Neither end reaches a server; the watcher blocks on its end, the
+    // handler's never blocks. SAFETY: fcntl on descriptors we own.
     unsafe {
-        let flags = libc::fcntl(read, libc::F_GETFL);
-        libc::fcntl(read, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        libc::fcntl(read, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(write, libc::F_SETFD, libc::FD_CLOEXEC);
+        let flags = libc::fcntl(write, libc::F_GETFL);
+        libc::fcntl(write, libc::F_SETFL, flags | libc::O_NONBLOCK);
     }
     PIPE.store(write, Ordering::SeqCst);
     if std::thread::Builder::new()
