@@ -254,10 +254,14 @@ impl<'t> Session<'t> {
     /// Every item of a paginated list.
     fn list(&mut self, list: &List) -> Result<Vec<Raw>> {
         let mut items = Vec::new();
-        let mut cursors: Vec<String> = Vec::new();
+        // Digests of the cursors handed out, not the cursors: a server
+        // handing out a fresh megabyte-long cursor a page would otherwise
+        // fill memory with them until the deadline.
+        let mut seen: std::collections::HashSet<canon::Digest> = Default::default();
+        let mut cursor: Option<String> = None;
         loop {
             let mut params = Vec::from(&b"{"[..]);
-            if let Some(c) = cursors.last() {
+            if let Some(c) = &cursor {
                 params.extend_from_slice(b"\"cursor\":");
                 canon::write_string(c, Escape::Jcs, &mut params);
             }
@@ -282,17 +286,17 @@ impl<'t> Session<'t> {
             match page.value("nextCursor") {
                 None | Some(Value::Null) => return Ok(items),
                 Some(Value::String(c)) => {
-                    if cursors.contains(&c) {
+                    if !seen.insert(canon::Digest::of(c.as_bytes())) {
                         bail!(
                             "{}: the server handed out cursor `{}` twice; pagination would never end",
                             list.method,
-                            escape_display(&c)
+                            escape_display(&shorten(&c, 120))
                         );
                     }
-                    if cursors.len() >= MAX_PAGES {
+                    if seen.len() > MAX_PAGES {
                         bail!("{}: more than {MAX_PAGES} pages", list.method);
                     }
-                    cursors.push(c);
+                    cursor = Some(c);
                 }
                 Some(v) => bail!(
                     "{}: nextCursor is {}, expected a string",

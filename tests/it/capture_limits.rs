@@ -393,3 +393,24 @@ fn endless_pages_with_fresh_cursors_stop_at_the_input_cap() {
     assert!(run.rss_kib < 200 * MIB, "{} KiB", run.rss_kib);
     assert!(run.threads < 32, "{} threads", run.threads);
 }
+
+#[test]
+fn fresh_long_cursors_are_not_kept_until_the_deadline() {
+    let server = HttpServer::start("cursors:1048576");
+    let repo = repo();
+    let dir = repo.path();
+    config(
+        dir,
+        &[("cursors", value!({"type": "http", "url": server.url}))],
+    );
+    let run = watch(
+        start(dir, &["capture", "--yes", "--timeout", "5"]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let cursors = failure(&run.stderr, "cursors");
+    assert!(cursors.contains("timed out after 5 s"), "{cursors}");
+    assert!(run.took < Duration::from_secs(10), "took {:?}", run.took);
+    // Each cursor was once kept, to tell a repeated one: a megabyte a page.
+    assert!(run.rss_kib < 100 * MIB, "{} KiB", run.rss_kib);
+}
