@@ -11,6 +11,8 @@
 
 use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -85,6 +87,10 @@ pub fn connect(
         deadline: opts.deadline,
         queue: VecDeque::new(),
         streams: Queue::new(BUDGET),
+        held: Held {
+            total: Arc::new(AtomicUsize::new(0)),
+            limit: opts.max_message.saturating_add(2 * LINE_SLACK),
+        },
         ignored_streams: 0,
     };
     match kind {
@@ -135,9 +141,11 @@ const SNIPPET_CHARS: usize = 200;
 const LINE_SLACK: usize = 64;
 /// Event streams open at once (a thread each). A server needs one per
 /// request in flight, and capture has one request in flight at a time; a
-/// server that leaves its streams open past their response gets a few
-/// more, and one that opens stream after stream is refused.
-const MAX_STREAMS: usize = 8;
+/// server that leaves its streams open past their response (the spec says
+/// it should close them) gets room for a capture of many pages, and one
+/// that opens stream after stream is refused. What the streams hold is
+/// bounded together ([`Held`]), not per stream.
+const MAX_STREAMS: usize = 32;
 
 /// Which transport the session settled on.
 enum Mode {
@@ -180,6 +188,8 @@ struct HttpTransport {
     /// Messages from the event streams, bounded in bytes: a stream thread
     /// waits while it is full. One producer per open stream.
     streams: Queue<Incoming>,
+    /// Unfinished events of all the streams.
+    held: Held,
     /// Bodies not read: answers to a POST of a notification or a response,
     /// which the spec has answered 202 with no body.
     ignored_streams: usize,
@@ -411,10 +421,13 @@ impl HttpTransport {
                 }
                 Ok(())
             }
-            EVENT_STREAM => self.spawn_stream(SseReader::new(
-                BufReader::new(response.into_body().into_reader()),
-                self.max_message,
-            )),
+            EVENT_STREAM => self.spawn_stream(
+                SseReader::new(
+                    BufReader::new(response.into_body().into_reader()),
+                    self.max_message,
+                )
+                .sharing(self.held.clone()),
+            ),
             other => bail!(
                 "the MCP endpoint answered HTTP {status} with content type `{}`, expected application/json or text/event-stream",
                 escape_display(other)
@@ -444,7 +457,8 @@ impl HttpTransport {
         let mut events = SseReader::new(
             BufReader::new(response.into_body().into_reader()),
             self.max_message,
-        );
+        )
+        .sharing(self.held.clone());
         let endpoint = match events.next_event()? {
             Some(event) if event.kind == "endpoint" => event.data,
             Some(event) => bail!(
@@ -681,6 +695,16 @@ struct SseEvent {
     data: Vec<u8>,
 }
 
+/// Bytes of unfinished events held by all the streams of one session,
+/// against one limit: each stream alone is held to the message cap, and
+/// together they are held to about the same, however many streams the
+/// server opens.
+#[derive(Clone)]
+struct Held {
+    total: Arc<AtomicUsize>,
+    limit: usize,
+}
+
 /// Reads server-sent events (the WHATWG event-stream format) from bytes,
 /// never holding a line or an event's data past the message cap.
 ///
@@ -692,6 +716,12 @@ struct SseReader<R> {
     /// The last line ended in CR, so a LF right after it belongs to it.
     after_cr: bool,
     started: bool,
+    /// The session's count, when it shares one between streams.
+    held: Option<Held>,
+    /// Bytes of the event being read (data and type), besides the line.
+    pending: usize,
+    /// What this reader added to `held`.
+    mine: usize,
 }
 
 impl<R: BufRead> SseReader<R> {
@@ -702,7 +732,40 @@ impl<R: BufRead> SseReader<R> {
             line: Vec::new(),
             after_cr: false,
             started: false,
+            held: None,
+            pending: 0,
+            mine: 0,
         }
+    }
+
+    /// Counts what this reader holds in `held` with the other streams'.
+    fn sharing(mut self, held: Held) -> SseReader<R> {
+        self.held = Some(held);
+        self
+    }
+
+    /// Brings this reader's share of the count up to date; past the limit,
+    /// an error.
+    fn account(&mut self) -> Result<()> {
+        let Some(held) = &self.held else {
+            return Ok(());
+        };
+        let now = self.line.len().saturating_add(self.pending);
+        if now >= self.mine {
+            let more = now - self.mine;
+            let total = held.total.fetch_add(more, Ordering::SeqCst) + more;
+            self.mine = now;
+            if total > held.limit {
+                bail!(
+                    "the server's event streams hold more than {} bytes of unfinished messages at once",
+                    held.limit
+                );
+            }
+        } else {
+            held.total.fetch_sub(self.mine - now, Ordering::SeqCst);
+            self.mine = now;
+        }
+        Ok(())
     }
 
     /// The next event with data; `None` at the end of the stream.
@@ -725,6 +788,8 @@ impl<R: BufRead> SseReader<R> {
                 // Events without data are not dispatched. That includes the
                 // priming event (an id and an empty data field) that the spec
                 // has servers send first on a stream.
+                self.pending = 0;
+                self.account()?;
                 if !data.is_empty() {
                     if kind.is_empty() {
                         kind.push_str("message");
@@ -759,6 +824,7 @@ impl<R: BufRead> SseReader<R> {
                 }
                 _ => {}
             }
+            self.pending = data.len().saturating_add(kind.len());
         }
     }
 
@@ -767,6 +833,10 @@ impl<R: BufRead> SseReader<R> {
     /// belongs to an event that never completed, which SSE discards.
     fn read_line(&mut self) -> Result<bool> {
         self.line.clear();
+        // A long line once read is not kept as capacity for ever.
+        if self.line.capacity() > 1 << 16 {
+            self.line = Vec::new();
+        }
         let limit = self.max_message.saturating_add(LINE_SLACK);
         loop {
             let buf = match self.input.fill_buf() {
@@ -786,14 +856,29 @@ impl<R: BufRead> SseReader<R> {
                 bail!(too_big(self.max_message));
             }
             self.line.extend_from_slice(&rest[..take]);
-            match end {
+            let done = match end {
                 Some(i) => {
                     self.after_cr = rest[i] == b'\r';
                     self.input.consume(skip + i + 1);
-                    return Ok(true);
+                    true
                 }
-                None => self.input.consume(skip + take),
+                None => {
+                    self.input.consume(skip + take);
+                    false
+                }
+            };
+            self.account()?;
+            if done {
+                return Ok(true);
             }
+        }
+    }
+}
+
+impl<R> Drop for SseReader<R> {
+    fn drop(&mut self) {
+        if let Some(held) = &self.held {
+            held.total.fetch_sub(self.mine, Ordering::SeqCst);
         }
     }
 }
@@ -1281,6 +1366,33 @@ mod tests {
             assert!(e.to_string().contains("response over 64 bytes"), "{e}");
             assert!(taken.load(Ordering::SeqCst) <= 64 + LINE_SLACK + 16);
         }
+    }
+
+    #[test]
+    fn unfinished_events_of_all_streams_count_against_one_limit() {
+        let held = Held {
+            total: Arc::new(AtomicUsize::new(0)),
+            limit: 100,
+        };
+        // Each stream holds 60 bytes of an event that never ends: alone
+        // under the cap of 80, together over the limit of 100.
+        let partial = format!("data: {}\n", "x".repeat(60));
+        let mut first = SseReader::new(partial.as_bytes(), 80).sharing(held.clone());
+        let mut second = SseReader::new(partial.as_bytes(), 80).sharing(held.clone());
+        // The first stream's data line, read and waiting for its event's end.
+        assert!(first.read_line().unwrap());
+        first.pending = 60;
+        first.line.clear();
+        first.account().unwrap();
+        assert_eq!(held.total.load(Ordering::SeqCst), 60);
+        let e = second.next_event().err().expect("over the shared limit");
+        assert!(
+            e.to_string().contains("more than 100 bytes of unfinished"),
+            "{e}"
+        );
+        drop(first);
+        drop(second);
+        assert_eq!(held.total.load(Ordering::SeqCst), 0);
     }
 
     #[test]
