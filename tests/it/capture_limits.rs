@@ -105,6 +105,8 @@ fn watch(mut child: Child, limit: Duration) -> Watched {
     };
     let took = start.elapsed();
     drain.join().unwrap();
+    // Shown when a test fails, and with --nocapture.
+    eprintln!("took {took:?}, at most {rss_kib} KiB resident and {threads} threads");
     Watched {
         code: status.code(),
         signal: status.signal(),
