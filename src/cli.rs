@@ -48,8 +48,8 @@ pub struct Global {
     #[arg(long, global = true, value_name = "NAME")]
     pub server: Option<String>,
 
-    /// Largest input file read, in bytes [default: git config kams.maxInputSize, else 134217728]
-    #[arg(long, global = true, value_name = "BYTES")]
+    /// Largest input file read, in bytes, or with a suffix k, m or g [default: git config kams.maxInputSize, else 134217728]
+    #[arg(long, global = true, value_name = "BYTES", value_parser = size)]
     pub max_input_size: Option<u64>,
 
     /// Output format
@@ -472,4 +472,13 @@ pub struct MetricsArgs {
     /// neither: nothing is sent]
     #[arg(long, value_name = "URL", value_parser = crate::metrics::export::parse_base_url)]
     pub otlp_endpoint: Option<String>,
+}
+
+/// A size in bytes as `--max-input-size` and `kams.maxInputSize` take it:
+/// digits, optionally followed by k, m or g (powers of 1024); a size past
+/// u64 is refused, not wrapped.
+fn size(s: &str) -> Result<u64, String> {
+    crate::commands::parse_size(s).ok_or_else(|| {
+        format!("`{s}` is not a size in bytes (digits, optionally followed by k, m or g, at most 18446744073709551615 bytes)")
+    })
 }

@@ -46,7 +46,8 @@ pub fn run(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 
 fn run_env(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     // Only the commands that read the repository look for it: git runs the
-    // drivers once per file (textconv once per blob of a `git log -p`).
+    // drivers once per file (textconv once per blob of a `git log -p`; it
+    // looks, for kams.maxInputSize, since the blob is anyone's text).
     let env = || commands::Env::new(cli.global.clone());
     let result = match &cli.command {
         cli::Command::Record => commands::record::run(&env(), out),
@@ -71,7 +72,7 @@ fn run_env(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         cli::Command::Completions(a) => commands::manual::completions(a, out),
         cli::Command::Import(a) => commands::import::run(&env(), a, out),
         cli::Command::MergeDriver(a) => commands::merge_driver::run(a, err),
-        cli::Command::Textconv(a) => commands::textconv::run(a, out),
+        cli::Command::Textconv(a) => commands::textconv::run(&env(), a, out),
     };
     match result {
         Ok(status) => status,

@@ -140,6 +140,24 @@ pub fn has_concealing(s: &str) -> bool {
     s.chars().any(is_concealing)
 }
 
+/// Why `name` cannot name a server, if it cannot: every command addresses
+/// a tool as `SERVER/TOOL`, split at the first `/`, so a server name with
+/// a `/` in it would make `a/b/c` name two entries (server `a`, tool
+/// `b/c`, and server `a/b`, tool `c`). Tool names may hold `/`. A name
+/// that is empty or only blanks is refused too: it shows as nothing.
+pub fn server_name_problem(name: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        return Some("a server name must not be empty or blank".to_string());
+    }
+    if name.contains('/') {
+        return Some(format!(
+            "server name `{}` contains `/`, which separates a server from its tool in `SERVER/TOOL`: rename the server",
+            escape_display(name)
+        ));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,20 +200,3 @@ mod tests {
     }
 }
 
-/// Why `name` cannot name a server, if it cannot: every command addresses
-/// a tool as `SERVER/TOOL`, split at the first `/`, so a server name with
-/// a `/` in it would make `a/b/c` name two entries (server `a`, tool
-/// `b/c`, and server `a/b`, tool `c`). Tool names may hold `/`. A name
-/// that is empty or only blanks is refused too: it shows as nothing.
-pub fn server_name_problem(name: &str) -> Option<String> {
-    if name.trim().is_empty() {
-        return Some("a server name must not be empty or blank".to_string());
-    }
-    if name.contains('/') {
-        return Some(format!(
-            "server name `{}` contains `/`, which separates a server from its tool in `SERVER/TOOL`: rename the server",
-            escape_display(name)
-        ));
-    }
-    None
-}

@@ -11,7 +11,8 @@
 
 use std::collections::VecDeque;
 use std::io::{self, BufRead, BufReader, Read};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use ureq::http::{self, header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use ureq::{Agent, AsSendBody, Body};
 
-use super::transport::Transport;
+use super::queue::{Empty, Producer, Queue, BUDGET};
+use super::transport::{Outgoing, Transport};
 use crate::text::escape_display;
 
 /// Which HTTP flavour a config entry asks for.
@@ -72,7 +74,6 @@ pub fn connect(
         .user_agent(concat!("git-kams/", env!("CARGO_PKG_VERSION")))
         .build()
         .into();
-    let (tx, rx) = mpsc::channel();
     let mut transport = HttpTransport {
         agent,
         base,
@@ -85,9 +86,12 @@ pub fn connect(
         max_message: opts.max_message,
         deadline: opts.deadline,
         queue: VecDeque::new(),
-        tx,
-        rx,
-        open_streams: 0,
+        streams: Queue::new(BUDGET),
+        held: Held {
+            total: Arc::new(AtomicUsize::new(0)),
+            limit: opts.max_message.saturating_add(2 * LINE_SLACK),
+        },
+        ignored_streams: 0,
     };
     match kind {
         HttpKind::Auto => {}
@@ -135,6 +139,13 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 const SNIPPET_CHARS: usize = 200;
 /// Room on one SSE line above the message cap, for the field name ("data: ").
 const LINE_SLACK: usize = 64;
+/// Event streams open at once (a thread each). A server needs one per
+/// request in flight, and capture has one request in flight at a time; a
+/// server that leaves its streams open past their response (the spec says
+/// it should close them) gets room for a capture of many pages, and one
+/// that opens stream after stream is refused. What the streams hold is
+/// bounded together ([`Held`]), not per stream.
+const MAX_STREAMS: usize = 32;
 
 /// Which transport the session settled on.
 enum Mode {
@@ -147,11 +158,10 @@ enum Mode {
     },
 }
 
-/// What the stream threads hand to `recv`.
+/// What the stream threads hand to `recv`. A stream that ends says
+/// nothing: its thread's [`Producer`] is dropped.
 enum Incoming {
     Message(Vec<u8>),
-    /// The stream ended: no more messages from it.
-    Ended,
     /// The stream broke (timeout, a message over the cap, a reset).
     Failed(anyhow::Error),
 }
@@ -172,16 +182,21 @@ struct HttpTransport {
     protocol_version: Option<String>,
     max_message: usize,
     deadline: Instant,
-    /// Messages that came as JSON bodies of POST answers.
+    /// Messages that came as JSON bodies of POST answers (one at most per
+    /// request, and requests go one at a time).
     queue: VecDeque<Vec<u8>>,
-    tx: Sender<Incoming>,
-    rx: Receiver<Incoming>,
-    /// Streams whose thread has not yet said `Ended` or `Failed`.
-    open_streams: usize,
+    /// Messages from the event streams, bounded in bytes: a stream thread
+    /// waits while it is full. One producer per open stream.
+    streams: Queue<Incoming>,
+    /// Unfinished events of all the streams.
+    held: Held,
+    /// Bodies not read: answers to a POST of a notification or a response,
+    /// which the spec has answered 202 with no body.
+    ignored_streams: usize,
 }
 
 impl Transport for HttpTransport {
-    fn send(&mut self, message: &[u8]) -> Result<()> {
+    fn send(&mut self, message: &[u8], kind: Outgoing) -> Result<()> {
         match &self.mode {
             Mode::Streamable => {
                 let response = self.post(
@@ -190,7 +205,7 @@ impl Transport for HttpTransport {
                     Some(ACCEPT_BOTH),
                     "POST to the MCP endpoint",
                 )?;
-                self.take_streamable(response)
+                self.take_streamable(response, kind)
             }
             Mode::Legacy { post_url } => {
                 let post_url = post_url.clone();
@@ -217,41 +232,23 @@ impl Transport for HttpTransport {
                     return self.send_legacy(&post_url, message);
                 }
                 self.mode = Mode::Streamable;
-                self.take_streamable(response)
+                self.take_streamable(response, kind)
             }
         }
     }
 
     fn recv(&mut self, deadline: Instant) -> Result<Option<Vec<u8>>> {
-        loop {
-            if let Some(message) = self.queue.pop_front() {
-                return Ok(Some(message));
-            }
-            let incoming = match self.rx.try_recv() {
-                Ok(incoming) => incoming,
-                // The transport holds a sender itself, so only Empty happens.
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => {
-                    if self.open_streams == 0 {
-                        return Ok(None);
-                    }
-                    let wait = deadline.saturating_duration_since(Instant::now());
-                    match self.rx.recv_timeout(wait) {
-                        Ok(incoming) => incoming,
-                        Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => bail!(
-                            "no message from the server before the deadline ({})",
-                            self.flavour()
-                        ),
-                    }
-                }
-            };
-            match incoming {
-                Incoming::Message(message) => return Ok(Some(message)),
-                Incoming::Ended => self.open_streams -= 1,
-                Incoming::Failed(e) => {
-                    self.open_streams -= 1;
-                    return Err(e);
-                }
-            }
+        if let Some(message) = self.queue.pop_front() {
+            return Ok(Some(message));
+        }
+        match self.streams.pop(deadline.min(self.deadline)) {
+            Ok(Incoming::Message(message)) => Ok(Some(message)),
+            Ok(Incoming::Failed(e)) => Err(e),
+            Err(Empty::Ended) => Ok(None),
+            Err(Empty::Timeout) => bail!(
+                "no message from the server before the deadline ({})",
+                self.flavour()
+            ),
         }
     }
 
@@ -270,10 +267,23 @@ impl Transport for HttpTransport {
                 let _ = self.run(request, CLOSE_TIMEOUT);
             }
         }
+        // A stream thread waiting for room in the queue ends at once.
+        self.streams.close();
         // Closes every connection of this session, also those the stream
         // threads are blocked reading, so the threads end now and not at the
         // deadline.
         self.agent.clone().shutdown();
+    }
+
+    fn diagnostics(&self) -> String {
+        if self.ignored_streams == 0 {
+            return String::new();
+        }
+        format!(
+            "the server answered {} notification or response POST{} with a body, which was not read (the spec has it answer 202 with none)",
+            self.ignored_streams,
+            if self.ignored_streams == 1 { "" } else { "s" }
+        )
     }
 }
 
@@ -366,8 +376,11 @@ impl HttpTransport {
     }
 
     /// Takes the answer to a streamable HTTP POST: nothing (202), one JSON
-    /// message, or an event stream read on a thread.
-    fn take_streamable(&mut self, response: http::Response<Body>) -> Result<()> {
+    /// message, or an event stream read on a thread. Only a request's
+    /// answer is read: a body in answer to a notification or a response
+    /// (which the spec answers 202, without one) is dropped unread, so a
+    /// server cannot have each of our answers open another stream.
+    fn take_streamable(&mut self, response: http::Response<Body>, kind: Outgoing) -> Result<()> {
         let first = !self.posted;
         self.posted = true;
         let status = response.status();
@@ -388,6 +401,12 @@ impl HttpTransport {
         if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
             return Ok(());
         }
+        if kind == Outgoing::Other {
+            if media_type(&response) == EVENT_STREAM {
+                self.ignored_streams += 1;
+            }
+            return Ok(());
+        }
         match media_type(&response).as_str() {
             "application/json" => {
                 let body = response.into_body();
@@ -402,10 +421,13 @@ impl HttpTransport {
                 }
                 Ok(())
             }
-            EVENT_STREAM => self.spawn_stream(SseReader::new(
-                BufReader::new(response.into_body().into_reader()),
-                self.max_message,
-            )),
+            EVENT_STREAM => self.spawn_stream(
+                SseReader::new(
+                    BufReader::new(response.into_body().into_reader()),
+                    self.max_message,
+                )
+                .sharing(self.held.clone()),
+            ),
             other => bail!(
                 "the MCP endpoint answered HTTP {status} with content type `{}`, expected application/json or text/event-stream",
                 escape_display(other)
@@ -435,7 +457,8 @@ impl HttpTransport {
         let mut events = SseReader::new(
             BufReader::new(response.into_body().into_reader()),
             self.max_message,
-        );
+        )
+        .sharing(self.held.clone());
         let endpoint = match events.next_event()? {
             Some(event) if event.kind == "endpoint" => event.data,
             Some(event) => bail!(
@@ -462,35 +485,44 @@ impl HttpTransport {
         Ok(())
     }
 
-    /// Reads an event stream on its own thread, each `message` event into the channel.
+    /// Reads an event stream on its own thread, each `message` event into
+    /// the queue; at most [`MAX_STREAMS`] at once.
     fn spawn_stream<R: BufRead + Send + 'static>(&mut self, events: SseReader<R>) -> Result<()> {
-        let tx = self.tx.clone();
+        if self.streams.producers() >= MAX_STREAMS {
+            bail!(
+                "the server keeps more than {MAX_STREAMS} event streams open at once (capture sends one request at a time)"
+            );
+        }
+        let tx = self.streams.producer();
         thread::Builder::new()
             .name("kams-mcp-sse".to_owned())
             .spawn(move || pump(events, tx))
             .context("cannot start a thread to read the server's event stream")?;
-        self.open_streams += 1;
         Ok(())
     }
 }
 
-/// The body of a stream thread: every `message` event to `tx`, then how the stream ended.
-fn pump<R: BufRead>(mut events: SseReader<R>, tx: Sender<Incoming>) {
-    let last = loop {
+/// The body of a stream thread: every `message` event to `tx`, then a
+/// failure if the stream broke. It waits while the queue is full, and
+/// ends when the transport closed it.
+fn pump<R: BufRead>(mut events: SseReader<R>, tx: Producer<Incoming>) {
+    loop {
         match events.next_event() {
             Ok(Some(event)) if event.kind == "message" => {
-                if tx.send(Incoming::Message(event.data)).is_err() {
+                let size = event.data.len();
+                if !tx.push(Incoming::Message(event.data), size) {
                     return; // the transport is gone: nobody is listening
                 }
             }
             // Other events (a later `endpoint`, pings) carry no message.
             Ok(Some(_)) => {}
-            Ok(None) => break Incoming::Ended,
-            Err(e) => break Incoming::Failed(e),
+            Ok(None) => return,
+            Err(e) => {
+                tx.push(Incoming::Failed(e), 0);
+                return;
+            }
         }
-    };
-    // A send error means the transport is gone and the end needs no telling.
-    let _ = tx.send(last);
+    }
 }
 
 /// The error for a request that got no answer.
@@ -515,7 +547,7 @@ fn too_big(max_message: usize) -> String {
 fn read_message(reader: impl Read, max_message: usize) -> Result<Vec<u8>> {
     let mut message = Vec::new();
     reader
-        .take(max_message as u64 + 1)
+        .take((max_message as u64).saturating_add(1))
         .read_to_end(&mut message)
         .map_err(|e| read_failed("reading the response body", e))?;
     if message.len() > max_message {
@@ -663,6 +695,16 @@ struct SseEvent {
     data: Vec<u8>,
 }
 
+/// Bytes of unfinished events held by all the streams of one session,
+/// against one limit: each stream alone is held to the message cap, and
+/// together they are held to about the same, however many streams the
+/// server opens.
+#[derive(Clone)]
+struct Held {
+    total: Arc<AtomicUsize>,
+    limit: usize,
+}
+
 /// Reads server-sent events (the WHATWG event-stream format) from bytes,
 /// never holding a line or an event's data past the message cap.
 ///
@@ -674,6 +716,12 @@ struct SseReader<R> {
     /// The last line ended in CR, so a LF right after it belongs to it.
     after_cr: bool,
     started: bool,
+    /// The session's count, when it shares one between streams.
+    held: Option<Held>,
+    /// Bytes of the event being read (data and type), besides the line.
+    pending: usize,
+    /// What this reader added to `held`.
+    mine: usize,
 }
 
 impl<R: BufRead> SseReader<R> {
@@ -684,7 +732,40 @@ impl<R: BufRead> SseReader<R> {
             line: Vec::new(),
             after_cr: false,
             started: false,
+            held: None,
+            pending: 0,
+            mine: 0,
         }
+    }
+
+    /// Counts what this reader holds in `held` with the other streams'.
+    fn sharing(mut self, held: Held) -> SseReader<R> {
+        self.held = Some(held);
+        self
+    }
+
+    /// Brings this reader's share of the count up to date; past the limit,
+    /// an error.
+    fn account(&mut self) -> Result<()> {
+        let Some(held) = &self.held else {
+            return Ok(());
+        };
+        let now = self.line.len().saturating_add(self.pending);
+        if now >= self.mine {
+            let more = now - self.mine;
+            let total = held.total.fetch_add(more, Ordering::SeqCst) + more;
+            self.mine = now;
+            if total > held.limit {
+                bail!(
+                    "the server's event streams hold more than {} bytes of unfinished messages at once",
+                    held.limit
+                );
+            }
+        } else {
+            held.total.fetch_sub(self.mine - now, Ordering::SeqCst);
+            self.mine = now;
+        }
+        Ok(())
     }
 
     /// The next event with data; `None` at the end of the stream.
@@ -707,6 +788,8 @@ impl<R: BufRead> SseReader<R> {
                 // Events without data are not dispatched. That includes the
                 // priming event (an id and an empty data field) that the spec
                 // has servers send first on a stream.
+                self.pending = 0;
+                self.account()?;
                 if !data.is_empty() {
                     if kind.is_empty() {
                         kind.push_str("message");
@@ -741,6 +824,7 @@ impl<R: BufRead> SseReader<R> {
                 }
                 _ => {}
             }
+            self.pending = data.len().saturating_add(kind.len());
         }
     }
 
@@ -749,6 +833,10 @@ impl<R: BufRead> SseReader<R> {
     /// belongs to an event that never completed, which SSE discards.
     fn read_line(&mut self) -> Result<bool> {
         self.line.clear();
+        // A long line once read is not kept as capacity for ever.
+        if self.line.capacity() > 1 << 16 {
+            self.line = Vec::new();
+        }
         let limit = self.max_message.saturating_add(LINE_SLACK);
         loop {
             let buf = match self.input.fill_buf() {
@@ -768,14 +856,29 @@ impl<R: BufRead> SseReader<R> {
                 bail!(too_big(self.max_message));
             }
             self.line.extend_from_slice(&rest[..take]);
-            match end {
+            let done = match end {
                 Some(i) => {
                     self.after_cr = rest[i] == b'\r';
                     self.input.consume(skip + i + 1);
-                    return Ok(true);
+                    true
                 }
-                None => self.input.consume(skip + take),
+                None => {
+                    self.input.consume(skip + take);
+                    false
+                }
+            };
+            self.account()?;
+            if done {
+                return Ok(true);
             }
+        }
+    }
+}
+
+impl<R> Drop for SseReader<R> {
+    fn drop(&mut self) {
+        if let Some(held) = &self.held {
+            held.total.fetch_sub(self.mine, Ordering::SeqCst);
         }
     }
 }
@@ -786,7 +889,7 @@ mod tests {
     use std::io::Write;
     use std::net::{TcpListener, TcpStream};
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::{Arc, Mutex};
+    use std::sync::{mpsc, Arc, Mutex};
 
     /// One request as the test server saw it.
     #[derive(Clone, Debug)]
@@ -981,11 +1084,11 @@ mod tests {
         });
         let opts = options(1 << 16, Duration::from_secs(10));
         let mut t = connect(&server.url("/mcp"), &api_key(), HttpKind::Streamable, &opts).unwrap();
-        t.send(INIT).unwrap();
+        t.send(INIT, Outgoing::Request).unwrap();
         assert_eq!(t.recv(soon()).unwrap().unwrap(), INIT_RESULT);
         t.negotiated("2025-11-25");
-        t.send(INITIALIZED).unwrap();
-        t.send(LIST).unwrap();
+        t.send(INITIALIZED, Outgoing::Other).unwrap();
+        t.send(LIST, Outgoing::Request).unwrap();
         assert_eq!(t.recv(soon()).unwrap().unwrap(), LIST_RESULT);
         assert_eq!(
             t.recv(soon()).unwrap(),
@@ -1034,8 +1137,11 @@ mod tests {
         });
         let opts = options(1 << 16, Duration::from_secs(10));
         let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
-        t.send(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#)
-            .unwrap();
+        t.send(
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#,
+            Outgoing::Request,
+        )
+        .unwrap();
         assert_eq!(
             t.recv(soon()).unwrap().unwrap(),
             br#"{"jsonrpc":"2.0","id":"s1","method":"roots/list"}"#
@@ -1100,7 +1206,7 @@ mod tests {
             let opts = options(1 << 16, Duration::from_secs(10));
             let mut t =
                 connect(&server.url("/mcp/sse"), &api_key(), HttpKind::Auto, &opts).unwrap();
-            t.send(INIT).unwrap();
+            t.send(INIT, Outgoing::Request).unwrap();
             let expected = format!("{{\"result\":{}}}", String::from_utf8_lossy(INIT));
             assert_eq!(
                 t.recv(soon()).unwrap().unwrap(),
@@ -1108,7 +1214,7 @@ mod tests {
                 "{status}"
             );
             t.negotiated("2024-11-05");
-            t.send(LIST).unwrap();
+            t.send(LIST, Outgoing::Request).unwrap();
             let expected = format!("{{\"result\":{}}}", String::from_utf8_lossy(LIST));
             assert_eq!(
                 t.recv(soon()).unwrap().unwrap(),
@@ -1201,7 +1307,9 @@ mod tests {
         let opts = options(64, Duration::from_secs(10));
         for case in ["declared", "undeclared"] {
             let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
-            let e = t.send(format!("\"{case}\"").as_bytes()).unwrap_err();
+            let e = t
+                .send(format!("\"{case}\"").as_bytes(), Outgoing::Request)
+                .unwrap_err();
             assert!(
                 format!("{e:#}").contains("response over 64 bytes"),
                 "{case}: {e:#}"
@@ -1209,7 +1317,7 @@ mod tests {
             t.close();
         }
         let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
-        t.send(b"\"sse\"").unwrap();
+        t.send(b"\"sse\"", Outgoing::Request).unwrap();
         let e = t.recv(soon()).unwrap_err();
         assert!(format!("{e:#}").contains("response over 64 bytes"), "{e:#}");
         t.close();
@@ -1261,6 +1369,33 @@ mod tests {
     }
 
     #[test]
+    fn unfinished_events_of_all_streams_count_against_one_limit() {
+        let held = Held {
+            total: Arc::new(AtomicUsize::new(0)),
+            limit: 100,
+        };
+        // Each stream holds 60 bytes of an event that never ends: alone
+        // under the cap of 80, together over the limit of 100.
+        let partial = format!("data: {}\n", "x".repeat(60));
+        let mut first = SseReader::new(partial.as_bytes(), 80).sharing(held.clone());
+        let mut second = SseReader::new(partial.as_bytes(), 80).sharing(held.clone());
+        // The first stream's data line, read and waiting for its event's end.
+        assert!(first.read_line().unwrap());
+        first.pending = 60;
+        first.line.clear();
+        first.account().unwrap();
+        assert_eq!(held.total.load(Ordering::SeqCst), 60);
+        let e = second.next_event().err().expect("over the shared limit");
+        assert!(
+            e.to_string().contains("more than 100 bytes of unfinished"),
+            "{e}"
+        );
+        drop(first);
+        drop(second);
+        assert_eq!(held.total.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
     fn sse_reader_follows_the_event_stream_format() {
         let input = b"\xEF\xBB\xBFdata: a\r\rdata:b\ndata\n\n: c\nevent: x\n\ndata: \r\nevent: y\r\n\r\ndata: partial";
         let mut events = SseReader::new(&input[..], 1024);
@@ -1294,7 +1429,7 @@ mod tests {
         let opts = options(1 << 16, Duration::from_millis(300));
         let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
         let start = Instant::now();
-        t.send(b"\"stream\"").unwrap();
+        t.send(b"\"stream\"", Outgoing::Request).unwrap();
         let e = t.recv(soon()).unwrap_err();
         assert!(start.elapsed() < Duration::from_millis(2500), "{e:#}");
         assert!(format!("{e:#}").contains("deadline"), "{e:#}");
@@ -1303,7 +1438,7 @@ mod tests {
         // The deadline given to recv.
         let opts = options(1 << 16, Duration::from_secs(10));
         let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
-        t.send(b"\"stream\"").unwrap();
+        t.send(b"\"stream\"", Outgoing::Request).unwrap();
         let start = Instant::now();
         let e = t
             .recv(Instant::now() + Duration::from_millis(300))
@@ -1319,7 +1454,7 @@ mod tests {
         let opts = options(1 << 16, Duration::from_millis(300));
         let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
         let start = Instant::now();
-        let e = t.send(b"\"silence\"").unwrap_err();
+        let e = t.send(b"\"silence\"", Outgoing::Request).unwrap_err();
         assert!(start.elapsed() < Duration::from_millis(2500), "{e:#}");
         assert!(
             format!("{e:#}").contains("no answer before the deadline"),
@@ -1343,7 +1478,7 @@ mod tests {
         let opts = options(1 << 16, Duration::from_secs(10));
         for kind in [HttpKind::Streamable, HttpKind::Auto] {
             let mut t = connect(&server.url("/mcp"), &api_key(), kind, &opts).unwrap();
-            let e = format!("{:#}", t.send(INIT).unwrap_err());
+            let e = format!("{:#}", t.send(INIT, Outgoing::Request).unwrap_err());
             t.close();
             assert!(e.contains("HTTP 500 Internal Server Error"), "{e}");
             assert!(e.contains(r"boom\u{1B}[31m\u{D}\u{A}line two zzz"), "{e}");
@@ -1393,10 +1528,10 @@ mod tests {
         });
         let opts = options(1 << 16, Duration::from_secs(20));
         let mut t = connect(&server.url("/mcp"), &[], HttpKind::Streamable, &opts).unwrap();
-        t.send(INIT).unwrap();
+        t.send(INIT, Outgoing::Request).unwrap();
         t.recv(soon()).unwrap().unwrap();
         t.negotiated("2025-11-25");
-        t.send(LIST).unwrap();
+        t.send(LIST, Outgoing::Request).unwrap();
         let start = Instant::now();
         t.close();
         assert!(start.elapsed() < Duration::from_secs(3));

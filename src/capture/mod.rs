@@ -10,6 +10,8 @@
 //! [`stdio`] and [`http`].
 
 pub mod http;
+pub mod queue;
+pub mod reaper;
 pub mod session;
 pub mod stdio;
 pub mod transport;
@@ -153,6 +155,14 @@ pub fn capture_all(
 pub fn capture_one(server: &ClientServer, opts: &Options, captured_at: &str) -> Result<Captured> {
     let deadline = Instant::now() + opts.timeout;
     let entry = &server.entry;
+    if server.name.trim().is_empty() {
+        // The inventory reader refuses such a name, so its capture file
+        // would make every later command fail: nothing is run for it.
+        bail!(
+            "a server name that is empty or only blanks cannot be recorded in the inventory; rename it in {}",
+            crate::text::shown_path(&server.source)
+        );
+    }
     let how = reach(entry)?;
     let mut transport: Box<dyn Transport> = match how {
         Reach::Stdio => {
@@ -178,7 +188,7 @@ pub fn capture_one(server: &ClientServer, opts: &Options, captured_at: &str) -> 
                 Some(c) => opts.workdir.join(expand(c, opts)?),
                 None => opts.workdir.clone(),
             };
-            Box::new(stdio::spawn(&argv, &env, &cwd, opts.max_message)?)
+            Box::new(stdio::spawn(&argv, &env, &cwd, opts.max_message, deadline)?)
         }
         Reach::Http(kind) => {
             let url = expand(
@@ -200,13 +210,16 @@ pub fn capture_one(server: &ClientServer, opts: &Options, captured_at: &str) -> 
             http::connect(&url, &headers, kind, &hopts)?
         }
     };
-    let got = session::Session::new(transport.as_mut(), deadline).capture();
+    let got = session::Session::new(transport.as_mut(), deadline, opts.max_message).capture();
+    let ended = Instant::now();
     let diagnostics = transport.diagnostics();
     transport.close();
     let advertised = match got {
         Ok(a) => a,
         Err(e) => {
-            let e = if format!("{e:#}").contains("no answer in time") {
+            // Whatever was awaited (an answer, room in the server's input,
+            // an HTTP response), the deadline is what ended it.
+            let e = if ended >= deadline {
                 anyhow!("timed out after {} s ({e:#})", opts.timeout.as_secs_f64())
             } else {
                 e
@@ -217,12 +230,31 @@ pub fn capture_one(server: &ClientServer, opts: &Options, captured_at: &str) -> 
             return Err(anyhow!("{e:#}; {diagnostics}"));
         }
     };
+    let file = capture_file(server, &how, &advertised, captured_at);
+    reads_back(&server.name, &file, opts)?;
     Ok(Captured {
         name: server.name.clone(),
         tools: advertised.tools.len(),
-        file: capture_file(server, &how, &advertised, captured_at),
+        file,
         warnings: advertised.warnings,
     })
+}
+
+/// Fails unless `file` reads back, under the input size cap, as the
+/// inventory of exactly the server `name`: a capture file that every later
+/// command would refuse is not written at all, and its server fails alone.
+fn reads_back(name: &str, file: &[u8], opts: &Options) -> Result<()> {
+    let read = crate::inventory::ReadOptions {
+        max_size: opts.max_message as u64,
+        ..crate::inventory::ReadOptions::default()
+    };
+    let path = PathBuf::from(file_name(name));
+    let inventory = crate::inventory::read_files(vec![(path, file.to_vec())], &read)
+        .map_err(|e| anyhow!("the capture would not read back as an inventory: {e}"))?;
+    if inventory.servers.len() != 1 || !inventory.servers.contains_key(name) {
+        bail!("the capture would not read back as the inventory of this one server");
+    }
+    Ok(())
 }
 
 /// The command line a stdio entry names, as written (`command` as a string
@@ -397,10 +429,53 @@ fn capture_file(server: &ClientServer, how: &Reach, a: &Advertised, captured_at:
     out
 }
 
-/// The file name of a server's capture in the inventory folder: its name,
-/// with anything that is not a safe file-name character replaced, so that
-/// a config's server name can never point outside the folder.
+/// Longest server name kept as it is in its file name; a longer one is
+/// cut and hashed like any unsafe name. File systems allow 255 bytes a
+/// name, so every capture file name stays well under that.
+const SAFE_NAME_MAX: usize = 100;
+
+/// Bytes of an unsafe name's stem kept before its hash.
+const STEM_MAX: usize = 64;
+
+/// The file name of a server's capture in the inventory folder.
+///
+/// A name made only of safe characters (ASCII letters and digits, `-`,
+/// `_`, `.`, `@`; not starting with `.`; at most [`SAFE_NAME_MAX`] bytes)
+/// is used as it is. Any other name, the empty one included, becomes a
+/// stem (its safe characters, others replaced by `_`, cut to
+/// [`STEM_MAX`]), `~`, and 16 hex digits of the SHA-256 of the exact name:
+/// so `a/b` and `a_b`, or `é` and `""`, get distinct files, none can
+/// point outside the folder, and since `~` is not a safe character, a
+/// hashed name never equals a name kept as it is.
 pub fn file_name(server: &str) -> String {
+    let safe_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@');
+    let safe = !server.is_empty()
+        && server.len() <= SAFE_NAME_MAX
+        && !server.starts_with('.')
+        && server.chars().all(safe_char);
+    if safe {
+        return format!("{server}.json");
+    }
+    let mut stem: String = server
+        .chars()
+        .map(|c| if safe_char(c) { c } else { '_' })
+        .take(STEM_MAX)
+        .collect();
+    if stem.starts_with('.') {
+        stem.insert(0, '_');
+    }
+    let digest = canon::Digest::of(server.as_bytes()).0;
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{stem}~{hex}.json")
+}
+
+/// The file name [`file_name`] gave before it told every name apart
+/// (unsafe characters replaced, no hash), for [`commands::capture`] to
+/// replace a capture written under it: left beside the new one, it would
+/// define the server twice.
+///
+/// [`commands::capture`]: crate::commands::capture
+pub fn old_file_name(server: &str) -> String {
     let mut s: String = server
         .chars()
         .map(|c| {
@@ -469,9 +544,45 @@ mod tests {
     #[test]
     fn file_names_stay_in_the_folder() {
         assert_eq!(file_name("server-everything"), "server-everything.json");
-        assert_eq!(file_name("../../etc/passwd"), "_.._.._etc_passwd.json");
-        assert_eq!(file_name(".hidden"), "_.hidden.json");
-        assert_eq!(file_name("a/b c"), "a_b_c.json");
+        assert_eq!(file_name("GitHub@2"), "GitHub@2.json");
+        for (name, stem) in [
+            ("../../etc/passwd", "_.._.._etc_passwd~"),
+            (".hidden", "_.hidden~"),
+            ("a/b c", "a_b_c~"),
+            ("", "~"),
+            (" ", "_~"),
+            ("\u{e9}", "_~"),
+        ] {
+            let f = file_name(name);
+            assert!(f.starts_with(stem) && f.ends_with(".json"), "{name:?}: {f}");
+            assert_eq!(f.len(), stem.len() + 16 + 5, "{name:?}: {f}");
+        }
+    }
+
+    #[test]
+    fn distinct_names_get_distinct_bounded_file_names() {
+        let long = "x".repeat(300);
+        let names = [
+            "a/b",
+            "a_b",
+            "a\\b",
+            "",
+            "\u{e9}",
+            "e\u{301}",
+            "_",
+            " ",
+            "  ",
+            "a_b~0000000000000000",
+            &long,
+            &long[..101],
+            &long[..100],
+        ];
+        let mut files: Vec<String> = names.iter().map(|n| file_name(n)).collect();
+        assert!(files.iter().all(|f| f.len() <= 110), "{files:?}");
+        files.sort();
+        files.dedup();
+        assert_eq!(files.len(), names.len(), "{files:?}");
+        assert_eq!(file_name(&long[..100]), format!("{}.json", &long[..100]));
     }
 
     #[test]

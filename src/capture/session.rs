@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use super::transport::Transport;
+use super::transport::{Outgoing, Transport};
 use crate::canon::{self, Escape};
 use crate::json::{self, Value};
 use crate::text::escape_display;
@@ -32,6 +32,15 @@ const MAX_PAGES: usize = 10_000;
 
 /// Notes kept of stdout lines that are not JSON-RPC messages.
 const MAX_NOTED_GARBAGE: usize = 3;
+
+/// Requests of its own a server may send in one session. A real server
+/// sends a few (a ping, roots/list); each answer costs a write, and a
+/// server that floods them is refused instead of answered until the
+/// deadline.
+const MAX_SERVER_REQUESTS: usize = 1000;
+
+/// Warnings kept per server; the rest are counted.
+const MAX_WARNINGS: usize = 20;
 
 /// A JSON text exactly as the server sent it.
 pub type Raw = Vec<u8>;
@@ -116,17 +125,42 @@ pub struct Session<'t> {
     next_id: u64,
     garbage: usize,
     warnings: Vec<String>,
+    /// Warnings past [`MAX_WARNINGS`], not kept.
+    more_warnings: usize,
+    server_requests: usize,
+    /// Bytes of every item listed so far, against `max_bytes`.
+    listed: usize,
+    max_bytes: usize,
 }
 
 impl<'t> Session<'t> {
-    /// A session that must be done by `deadline`.
-    pub fn new(transport: &'t mut dyn Transport, deadline: Instant) -> Session<'t> {
+    /// A session that must be done by `deadline`, and whose listed items
+    /// (tools, prompts, resources, across every page) may hold `max_bytes`
+    /// in all: the capture file is an input like any other, and one past
+    /// the input cap would not read back.
+    pub fn new(
+        transport: &'t mut dyn Transport,
+        deadline: Instant,
+        max_bytes: usize,
+    ) -> Session<'t> {
         Session {
             transport,
             deadline,
             next_id: 1,
             garbage: 0,
             warnings: Vec::new(),
+            more_warnings: 0,
+            server_requests: 0,
+            listed: 0,
+            max_bytes,
+        }
+    }
+
+    fn warn(&mut self, warning: String) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(warning);
+        } else {
+            self.more_warnings += 1;
         }
     }
 
@@ -155,7 +189,7 @@ impl<'t> Session<'t> {
             None => bail!("initialize: the result has no protocolVersion"),
         };
         if !KNOWN_VERSIONS.contains(&version.as_str()) {
-            self.warnings.push(format!(
+            self.warn(format!(
                 "the server negotiated protocol version `{}`, which this client does not know; listed anyway",
                 escape_display(&version)
             ));
@@ -181,7 +215,7 @@ impl<'t> Session<'t> {
             Ok(tools) => tools,
             // A server that does not declare tools may refuse to list them.
             Err(e) if !has("tools") => {
-                self.warnings.push(format!(
+                self.warn(format!(
                     "the server declares no tools capability and tools/list failed ({e:#}); recorded with no tools"
                 ));
                 Vec::new()
@@ -196,10 +230,16 @@ impl<'t> Session<'t> {
             // Older servers declare resources without templates.
             match self.list(&TEMPLATES) {
                 Ok(t) => out.resource_templates = Some(t),
-                Err(e) => self.warnings.push(format!(
+                Err(e) => self.warn(format!(
                     "resources/templates/list failed ({e:#}); recorded without resource templates"
                 )),
             }
+        }
+        if self.more_warnings > 0 {
+            self.warnings.push(format!(
+                "and {} more warnings like these",
+                self.more_warnings
+            ));
         }
         if self.garbage > MAX_NOTED_GARBAGE {
             self.warnings.push(format!(
@@ -214,10 +254,14 @@ impl<'t> Session<'t> {
     /// Every item of a paginated list.
     fn list(&mut self, list: &List) -> Result<Vec<Raw>> {
         let mut items = Vec::new();
-        let mut cursors: Vec<String> = Vec::new();
+        // Digests of the cursors handed out, not the cursors: a server
+        // handing out a fresh megabyte-long cursor a page would otherwise
+        // fill memory with them until the deadline.
+        let mut seen: std::collections::HashSet<canon::Digest> = Default::default();
+        let mut cursor: Option<String> = None;
         loop {
             let mut params = Vec::from(&b"{"[..]);
-            if let Some(c) = cursors.last() {
+            if let Some(c) = &cursor {
                 params.extend_from_slice(b"\"cursor\":");
                 canon::write_string(c, Escape::Jcs, &mut params);
             }
@@ -228,21 +272,31 @@ impl<'t> Session<'t> {
             let Some(ranges) = &page.items else {
                 bail!("{}: the result has no `{}` array", list.method, list.member);
             };
+            self.listed = self
+                .listed
+                .saturating_add(ranges.iter().map(|r| r.len()).sum::<usize>());
+            if self.listed > self.max_bytes {
+                bail!(
+                    "{}: the server listed more than {} bytes in all (the input size cap, which its capture file must stay under; raise it with --max-input-size)",
+                    list.method,
+                    self.max_bytes
+                );
+            }
             items.extend(ranges.iter().map(|r| page.bytes[r.clone()].to_vec()));
             match page.value("nextCursor") {
                 None | Some(Value::Null) => return Ok(items),
                 Some(Value::String(c)) => {
-                    if cursors.contains(&c) {
+                    if !seen.insert(canon::Digest::of(c.as_bytes())) {
                         bail!(
                             "{}: the server handed out cursor `{}` twice; pagination would never end",
                             list.method,
-                            escape_display(&c)
+                            escape_display(&shorten(&c, 120))
                         );
                     }
-                    if cursors.len() >= MAX_PAGES {
+                    if seen.len() > MAX_PAGES {
                         bail!("{}: more than {MAX_PAGES} pages", list.method);
                     }
-                    cursors.push(c);
+                    cursor = Some(c);
                 }
                 Some(v) => bail!(
                     "{}: nextCursor is {}, expected a string",
@@ -257,7 +311,7 @@ impl<'t> Session<'t> {
         let mut msg = Vec::from(&b"{\"jsonrpc\":\"2.0\",\"method\":"[..]);
         canon::write_string(method, Escape::Jcs, &mut msg);
         msg.push(b'}');
-        self.transport.send(&msg)
+        self.transport.send(&msg, Outgoing::Other)
     }
 
     /// Sends a request and waits for its response, answering the server's
@@ -271,7 +325,7 @@ impl<'t> Session<'t> {
         msg.extend_from_slice(b",\"params\":");
         msg.extend_from_slice(params);
         msg.push(b'}');
-        self.transport.send(&msg)?;
+        self.transport.send(&msg, Outgoing::Request)?;
         loop {
             let Some(bytes) = self.transport.recv(self.deadline)? else {
                 bail!("the server ended the session before answering");
@@ -294,6 +348,13 @@ impl<'t> Session<'t> {
                 // Notifications (logging, list_changed, progress) carry
                 // nothing capture records; requests get an answer.
                 if let Some(req_id) = o.get("id") {
+                    self.server_requests += 1;
+                    if self.server_requests > MAX_SERVER_REQUESTS {
+                        bail!(
+                            "the server sent more than {MAX_SERVER_REQUESTS} requests of its own (`{}` the last); a flood is not answered",
+                            escape_display(m)
+                        );
+                    }
                     self.answer(m, req_id)?;
                 }
                 continue;
@@ -306,7 +367,7 @@ impl<'t> Session<'t> {
                 continue;
             };
             if !matches!(got, Value::Number(n) if n.as_f64() == id as f64) {
-                self.warnings.push(format!(
+                self.warn(format!(
                     "skipped a response to id {} while waiting for {id}",
                     escape_display(&String::from_utf8_lossy(&canon::jcs(got)))
                 ));
@@ -338,33 +399,32 @@ impl<'t> Session<'t> {
         match method {
             "ping" => msg.extend_from_slice(b",\"result\":{}}"),
             "roots/list" => {
-                self.warnings.push(format!(
+                self.warn(format!(
                     "the server asked for `{shown}`; answered with no roots"
                 ));
                 msg.extend_from_slice(b",\"result\":{\"roots\":[]}}");
             }
             "elicitation/create" => {
-                self.warnings.push(format!(
+                self.warn(format!(
                     "the server asked for `{shown}` (user input); declined"
                 ));
                 msg.extend_from_slice(b",\"result\":{\"action\":\"decline\"}}");
             }
             _ => {
-                self.warnings
-                    .push(format!("the server asked for `{shown}`; declined"));
+                self.warn(format!("the server asked for `{shown}`; declined"));
                 msg.extend_from_slice(
                     b",\"error\":{\"code\":-32601,\"message\":\"git-kams capture does not offer this\"}}",
                 );
             }
         }
-        self.transport.send(&msg)
+        self.transport.send(&msg, Outgoing::Other)
     }
 
     fn note_garbage(&mut self, bytes: &[u8], why: &str) {
         self.garbage += 1;
         if self.garbage <= MAX_NOTED_GARBAGE {
             let line = String::from_utf8_lossy(bytes);
-            self.warnings.push(format!(
+            self.warn(format!(
                 "skipped output that is not a JSON-RPC message ({}): {}",
                 escape_display(why),
                 escape_display(&shorten(&line, 120))
@@ -452,7 +512,7 @@ mod tests {
     }
 
     impl Transport for Script {
-        fn send(&mut self, message: &[u8]) -> Result<()> {
+        fn send(&mut self, message: &[u8], _kind: Outgoing) -> Result<()> {
             let text = String::from_utf8(message.to_vec()).unwrap();
             let is_request = text.contains("\"id\":") && text.contains("\"method\":");
             self.sent.push(text);
@@ -476,7 +536,7 @@ mod tests {
             queue: VecDeque::new(),
             sent: Vec::new(),
         };
-        let got = Session::new(&mut t, Instant::now() + Duration::from_secs(5)).capture();
+        let got = Session::new(&mut t, Instant::now() + Duration::from_secs(5), 1 << 20).capture();
         (got, t.sent)
     }
 

@@ -4,20 +4,27 @@
 //! The child runs in a process group of its own, so that closing the
 //! session ends everything it started (an `npx` wrapper and the node
 //! process under it, a shell and its children), not only the process we
-//! spawned. Its stdout is read by a thread that never holds more than one
-//! message of at most the cap, and its stderr is kept as a short tail for
-//! error messages.
+//! spawned; [`super::reaper`] ends the group too when git-kams itself is
+//! ended by a signal. Its stdout is read by a thread that never holds more
+//! than one message of at most the cap, into a queue bounded in bytes
+//! ([`super::queue`]): a server that writes faster than the session reads
+//! waits on its full pipe. Its stdin is written without blocking, so that
+//! a server that stops reading its input cannot hold a write past the
+//! session's deadline. Its stderr is kept as a short tail for error
+//! messages.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio as Pipe};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use super::transport::Transport;
+use super::queue::{Empty, Producer, Queue, BUDGET};
+use super::reaper;
+use super::transport::{Outgoing, Transport};
 use crate::text::escape_display;
 
 /// Bytes of the server's stderr kept for error messages.
@@ -38,17 +45,20 @@ enum Line {
 pub struct Stdio {
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: Receiver<Line>,
+    lines: Queue<Line>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    deadline: Instant,
     closed: bool,
 }
 
-/// Starts `argv` with exactly the environment `env`, in `cwd`.
+/// Starts `argv` with exactly the environment `env`, in `cwd`; every
+/// read and write of its session ends by `deadline`.
 pub fn spawn(
     argv: &[String],
     env: &[(String, String)],
     cwd: &Path,
     max_message: usize,
+    deadline: Instant,
 ) -> Result<Stdio> {
     let Some((program, args)) = argv.split_first() else {
         bail!("the config names no command");
@@ -66,12 +76,12 @@ pub fn spawn(
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
     }
-    let mut child = cmd
-        .spawn()
+    let mut child = reaper::spawn(&mut cmd)
         .with_context(|| format!("cannot start `{}`", escape_display(program)))?;
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
-    let (tx, lines) = mpsc::channel();
+    let lines = Queue::new(BUDGET);
+    let tx = lines.producer();
     let tail = Arc::new(Mutex::new(Vec::new()));
     let keep = tail.clone();
     // Held before the readers start: should one not start (a process
@@ -81,8 +91,12 @@ pub fn spawn(
         child,
         lines,
         stderr: tail,
+        deadline,
         closed: false,
     };
+    if let Some(stdin) = &stdio.stdin {
+        set_nonblocking(stdin.as_raw_fd()).context("cannot set up the server's stdin")?;
+    }
     std::thread::Builder::new()
         .spawn(move || read_lines(stdout, max_message, &tx))
         .context("cannot start a thread to read the server's output")?;
@@ -94,7 +108,7 @@ pub fn spawn(
 
 /// Reads newline-delimited messages, refusing one longer than `max`
 /// without holding more than `max` bytes of it.
-fn read_lines(stdout: impl Read, max: usize, tx: &mpsc::Sender<Line>) {
+fn read_lines(stdout: impl Read, max: usize, tx: &Producer<Line>) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut line = Vec::new();
     loop {
@@ -102,14 +116,15 @@ fn read_lines(stdout: impl Read, max: usize, tx: &mpsc::Sender<Line>) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                let _ = tx.send(Line::Failed(e));
+                tx.push(Line::Failed(e), 0);
                 return;
             }
         };
         if buf.is_empty() {
             // End of output; a last line without a newline still counts.
             if !line.iter().all(u8::is_ascii_whitespace) {
-                let _ = tx.send(Line::Message(line));
+                let size = line.len();
+                tx.push(Line::Message(line), size);
             }
             return;
         }
@@ -117,8 +132,9 @@ fn read_lines(stdout: impl Read, max: usize, tx: &mpsc::Sender<Line>) {
             Some(i) => (i + 1, true),
             None => (buf.len(), false),
         };
-        if line.len() + take > max + 1 {
-            let _ = tx.send(Line::TooLong(max));
+        // saturating: with the largest cap, `max + 1` would wrap to 0.
+        if line.len().saturating_add(take) > max.saturating_add(1) {
+            tx.push(Line::TooLong(max), 0);
             return;
         }
         line.extend_from_slice(&buf[..take]);
@@ -126,7 +142,9 @@ fn read_lines(stdout: impl Read, max: usize, tx: &mpsc::Sender<Line>) {
         if done {
             let msg = std::mem::take(&mut line);
             let trimmed = trim(&msg);
-            if !trimmed.is_empty() && tx.send(Line::Message(trimmed.to_vec())).is_err() {
+            // Waits while the session has a full queue to read: the
+            // server's pipe fills, and its writes wait in turn.
+            if !trimmed.is_empty() && !tx.push(Line::Message(trimmed.to_vec()), trimmed.len()) {
                 return;
             }
         }
@@ -163,6 +181,56 @@ fn read_tail(mut stderr: impl Read, tail: &Mutex<Vec<u8>>) {
     }
 }
 
+/// Makes writes to `fd` return at once when the pipe is full.
+fn set_nonblocking(fd: i32) -> std::io::Result<()> {
+    // SAFETY: fcntl on a descriptor the caller owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Writes all of `bytes` to the non-blocking `fd`, waiting for room in the
+/// pipe until `deadline` at the latest.
+fn write_until(fd: i32, bytes: &[u8], deadline: Instant) -> Result<()> {
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        // SAFETY: writes from a slice we hold.
+        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
+        if n > 0 {
+            at += n as usize;
+            continue;
+        }
+        let e = std::io::Error::last_os_error();
+        match e.kind() {
+            std::io::ErrorKind::Interrupted => continue,
+            std::io::ErrorKind::WouldBlock => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    bail!("the server stopped reading its input: a message could not be written before the deadline");
+                }
+                let mut ready = libc::pollfd {
+                    fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+                // SAFETY: polls one descriptor we hold. EINTR and a
+                // timeout both come back to the write, which decides.
+                unsafe {
+                    libc::poll(&mut ready, 1, ms);
+                }
+            }
+            _ => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
 impl Stdio {
     /// How the child ended, if it has (waiting up to `wait`).
     fn exit_status(&mut self, wait: Duration) -> Option<std::process::ExitStatus> {
@@ -176,7 +244,6 @@ impl Stdio {
         }
     }
 
-    #[cfg(unix)]
     fn signal_group(&self, signal: i32) {
         // The child leads its own group (process_group(0)), so its pid is
         // the group id. ESRCH, when the group is already gone, is fine.
@@ -189,39 +256,36 @@ impl Stdio {
 }
 
 impl Transport for Stdio {
-    fn send(&mut self, message: &[u8]) -> Result<()> {
+    fn send(&mut self, message: &[u8], _kind: Outgoing) -> Result<()> {
         let stdin = self
             .stdin
-            .as_mut()
+            .as_ref()
             .ok_or_else(|| anyhow!("stdin already closed"))?;
         let mut framed = Vec::with_capacity(message.len() + 1);
         framed.extend_from_slice(message);
         framed.push(b'\n');
-        let sent = stdin.write_all(&framed).and_then(|()| stdin.flush());
+        let sent = write_until(stdin.as_raw_fd(), &framed, self.deadline);
         if let Err(e) = sent {
             if let Some(status) = self.exit_status(Duration::from_millis(200)) {
                 bail!("the server exited ({status}) before reading the request");
             }
-            bail!("cannot write to the server's stdin: {e}");
+            return Err(e.context("cannot write to the server's stdin"));
         }
         Ok(())
     }
 
     fn recv(&mut self, deadline: Instant) -> Result<Option<Vec<u8>>> {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match self.lines.recv_timeout(wait) {
+        match self.lines.pop(deadline.min(self.deadline)) {
             Ok(Line::Message(m)) => Ok(Some(m)),
             Ok(Line::TooLong(max)) => {
                 bail!("a message over {max} bytes (the cap; raise it with --max-input-size)")
             }
             Ok(Line::Failed(e)) => bail!("cannot read the server's stdout: {e}"),
-            Err(RecvTimeoutError::Timeout) => bail!("no answer in time"),
-            Err(RecvTimeoutError::Disconnected) => {
-                match self.exit_status(Duration::from_millis(500)) {
-                    Some(status) => bail!("the server exited ({status})"),
-                    None => Ok(None),
-                }
-            }
+            Err(Empty::Timeout) => bail!("no answer in time"),
+            Err(Empty::Ended) => match self.exit_status(Duration::from_millis(500)) {
+                Some(status) => bail!("the server exited ({status})"),
+                None => Ok(None),
+            },
         }
     }
 
@@ -233,20 +297,18 @@ impl Transport for Stdio {
         // The spec's shutdown for stdio: close stdin, wait, SIGTERM, wait,
         // SIGKILL. The group is signalled even when the leader is gone,
         // since its children may not be.
+        // The reader may wait for room in the queue: let it go.
+        self.lines.close();
         drop(self.stdin.take());
         let exited = self.exit_status(GRACE).is_some();
-        #[cfg(unix)]
-        {
-            if !exited {
-                self.signal_group(libc::SIGTERM);
-                self.exit_status(GRACE);
-            }
-            self.signal_group(libc::SIGKILL);
-        }
-        #[cfg(not(unix))]
         if !exited {
-            let _ = self.child.kill();
+            self.signal_group(libc::SIGTERM);
+            self.exit_status(GRACE);
         }
+        self.signal_group(libc::SIGKILL);
+        // The leader is not reaped yet, so its id names no other group
+        // until the wait below.
+        reaper::forget(self.child.id() as i32);
         let _ = self.child.wait();
     }
 
@@ -279,6 +341,7 @@ mod tests {
             &[("PATH".into(), path)],
             Path::new("."),
             64,
+            Instant::now() + Duration::from_secs(10),
         )
         .unwrap()
     }

@@ -7,14 +7,26 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+/// What a message sent to the server is, for transports that treat them
+/// differently (streamable HTTP answers a request with a stream, and
+/// anything else with no body at all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outgoing {
+    /// A request of ours: an answer is awaited.
+    Request,
+    /// A notification, or our answer to the server's request: nothing is.
+    Other,
+}
+
 /// A bidirectional channel of JSON-RPC messages with one server.
 ///
 /// Messages are whole JSON texts as bytes, never parsed here: the session
 /// parses them with the strict reader, so that duplicate keys and unknown
 /// fields reach the inventory as the server sent them.
 pub trait Transport: Send {
-    /// Sends one message (a complete JSON text, without a trailing newline).
-    fn send(&mut self, message: &[u8]) -> Result<()>;
+    /// Sends one message (a complete JSON text, without a trailing newline),
+    /// by the session's deadline at the latest.
+    fn send(&mut self, message: &[u8], kind: Outgoing) -> Result<()>;
 
     /// The next message from the server, waiting until `deadline`.
     /// `Ok(None)`: the server ended the session (closed stdout, ended the

@@ -27,13 +27,24 @@ pub fn run(
 ) -> Result<Status> {
     let folder = out_folder(env, args.out.as_deref())?;
     let servers = select(env, &args.servers)?;
+    distinct_files(&servers)?;
     let results = capture_confirmed(env, &servers, &args.opts, err)?;
     std::fs::create_dir_all(&folder)
         .with_context(|| format!("cannot create {}", shown_path(&folder)))?;
-    let (captured, failed) = report(&servers, results, err)?;
+    let (captured, mut failed) = report(&servers, results, err)?;
     for c in captured {
         let path = capture::file_path(&folder, &c.name);
-        write_atomically(&path, &c.file)?;
+        // One file that cannot be written costs its server, not the others.
+        if let Err(e) = write_atomically(&path, &c.file) {
+            writeln!(
+                err,
+                "error: capture of `{}` failed: {e:#}",
+                escape_display(&c.name)
+            )?;
+            failed.push(c.name.clone());
+            continue;
+        }
+        remove_old_capture(&folder, &c.name, env)?;
         writeln!(
             out,
             "captured `{}`: {} tool{} -> {}",
@@ -72,6 +83,7 @@ pub fn in_memory(
         .collect();
     names.dedup();
     let servers = select(env, &names)?;
+    distinct_files(&servers)?;
     let results = capture_confirmed(env, &servers, opts, err)?;
     let (captured, failed) = report(&servers, results, err)?;
     let files = captured
@@ -82,6 +94,50 @@ pub fn in_memory(
         })
         .collect();
     Ok((files, failed))
+}
+
+/// Removes the capture of `server` written under its old file name
+/// ([`capture::old_file_name`]), if there is one: only a file that reads
+/// as the capture of exactly that server, so that a file of another
+/// server, or one a person wrote, is never touched.
+fn remove_old_capture(folder: &Path, server: &str, env: &Env) -> Result<()> {
+    let old = folder.join(capture::old_file_name(server));
+    if old == capture::file_path(folder, server) || !old.is_file() {
+        return Ok(());
+    }
+    let (_, opts) = env.inventory_spec(false)?;
+    let Ok(bytes) = crate::inventory::read_capped(&old, opts.max_size) else {
+        return Ok(());
+    };
+    let same = crate::inventory::read_files(vec![(old.clone(), bytes)], &opts)
+        .is_ok_and(|inv| inv.servers.len() == 1 && inv.servers.contains_key(server));
+    if same {
+        std::fs::remove_file(&old)
+            .with_context(|| format!("cannot remove the old capture {}", shown_path(&old)))?;
+    }
+    Ok(())
+}
+
+/// Refuses, before anything runs, servers whose capture files would be
+/// one file on a case-insensitive file system (macOS and Windows by
+/// default: `GitHub` and `github`): a clone there would keep one of the
+/// two. Names that differ otherwise always get distinct files
+/// ([`capture::file_name`]).
+fn distinct_files(servers: &[ClientServer]) -> Result<()> {
+    let mut seen: std::collections::BTreeMap<String, &ClientServer> = Default::default();
+    for s in servers {
+        let file = capture::file_name(&s.name);
+        if let Some(other) = seen.insert(file.to_lowercase(), s) {
+            bail!(
+                "servers `{}` ({}) and `{}` ({}) would share the capture file {file} on a case-insensitive file system; rename one",
+                escape_display(&other.name),
+                shown_path(&other.source),
+                escape_display(&s.name),
+                shown_path(&s.source)
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Reports each server's warnings, or its failure, on `err`; returns the

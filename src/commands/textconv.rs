@@ -5,17 +5,21 @@
 
 use std::io::Write;
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Result};
 
-use super::{emit, Status};
+use super::{emit, Env, Status};
 use crate::cli::TextconvArgs;
-use crate::text::{reveal, shown_path};
+use crate::text::reveal;
 
 /// Runs `textconv`: whatever the file holds is printed (exit 0); a file
-/// that cannot be read is an error.
-pub fn run(args: &TextconvArgs, out: &mut dyn Write) -> Result<Status> {
-    let bytes = std::fs::read(&args.file)
-        .with_context(|| format!("{}: cannot read", shown_path(&args.file)))?;
+/// that cannot be read, or one past the input size cap, is an error. The
+/// file is whatever git hands over (a blob of any commit, so anyone's
+/// text), and the cap is the one every other input has: `--max-input-size`,
+/// else `kams.maxInputSize`, else the default.
+pub fn run(env: &Env, args: &TextconvArgs, out: &mut dyn Write) -> Result<Status> {
+    let (_, opts) = env.inventory_spec(false)?;
+    let bytes =
+        crate::inventory::read_capped(&args.file, opts.max_size).map_err(|e| anyhow!("{e}"))?;
     emit(out, |o| o.write_all(reveal(&bytes).as_bytes()))?;
     Ok(0)
 }

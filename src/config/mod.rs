@@ -594,12 +594,12 @@ mod tests {
         );
 
         let got = servers(
-            "{\n  // comment\n  \"servers\": {\"a/b\": {\"type\": \"stdio\", \"command\": \"uvx\", /* x */ \"args\": [\"p\",],},},\n  \"inputs\": []\n}",
+            "{\n  // comment\n  \"servers\": {\"a~b\": {\"type\": \"stdio\", \"command\": \"uvx\", /* x */ \"args\": [\"p\",],},},\n  \"inputs\": []\n}",
             "mcp.json",
         )
         .unwrap();
         assert_eq!(got.len(), 1);
-        assert_eq!(got[0].pointer, "/servers/a~1b");
+        assert_eq!(got[0].pointer, "/servers/a~0b");
         assert_eq!(
             got[0].entry.get("command").and_then(Value::as_str),
             Some("uvx")

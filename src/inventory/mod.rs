@@ -267,7 +267,8 @@ pub(crate) fn read_open(
     max_size: u64,
 ) -> Result<Vec<u8>, InputError> {
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(max_size + 1)
+    // saturating: a cap of u64::MAX plus one would wrap to a read of nothing.
+    file.take(max_size.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| InputError::new(path, None, format!("cannot read: {e}")))?;
     if bytes.len() as u64 > max_size {

@@ -919,3 +919,164 @@ fn scan_capture_with_a_failed_server_is_an_error() {
     assert!(failure(&stderr, "crash").contains("exited"), "{stderr}");
     assert!(!dir.join(".kams").exists());
 }
+
+/// The servers `status` lists after a capture, and its exit code: every
+/// capture file must read back, so every later command works.
+fn status_servers(dir: &Path) -> (Vec<String>, Option<i32>) {
+    let out = run(dir, &["status", "--format", "json"]);
+    if out.status.code() != Some(0) {
+        return (vec![text(&out.stderr)], out.status.code());
+    }
+    let mut names: Vec<String> = json(&out.stdout)["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["tool"].is_null())
+        .map(|e| e["server"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    (names, out.status.code())
+}
+
+#[test]
+fn server_names_that_once_shared_a_file_get_a_file_each() {
+    let repo = repo();
+    let dir = repo.path();
+    // Once `a/b` and `a_b` were both a_b.json, `""` and `é` both _.json:
+    // one capture silently lost, exit 0.
+    config(
+        dir,
+        &[
+            ("a/b", fake("ok", &[])),
+            ("a_b", fake("paged", &[])),
+            ("", fake("ok", &[])),
+            ("\u{e9}", fake("paged", &[])),
+        ],
+    );
+    let out = run(dir, &["capture", "--yes"]);
+    let stderr = text(&out.stderr);
+    // The empty name cannot be an inventory server: it fails alone.
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        failure(&stderr, "").contains("empty or only blanks"),
+        "{stderr}"
+    );
+    let files = written(dir);
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(files.contains(&"a_b.json".to_string()), "{files:?}");
+    let (servers, code) = status_servers(dir);
+    assert_eq!(code, Some(0), "{servers:?}");
+    assert_eq!(servers, ["a/b", "a_b", "\u{e9}"]);
+}
+
+#[test]
+fn a_300_character_name_is_captured_without_a_leftover_or_a_lost_server() {
+    let repo = repo();
+    let dir = repo.path();
+    let long = "n".repeat(300);
+    // Once ENAMETOOLONG: a .kams-PID-0.tmp left, the servers after it not
+    // written. And a blank name once wrote a file every later command refused.
+    config(
+        dir,
+        &[
+            ("aaa", fake("ok", &[])),
+            (&long, fake("ok", &[])),
+            (" ", fake("ok", &[])),
+            ("zzz", fake("paged", &[])),
+        ],
+    );
+    let out = run(dir, &["capture", "--yes"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        failure(&stderr, " ").contains("empty or only blanks"),
+        "{stderr}"
+    );
+    let files = written(dir);
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(
+        files.iter().all(|f| f.len() < 128 && !f.ends_with(".tmp")),
+        "{files:?}"
+    );
+    let (servers, code) = status_servers(dir);
+    assert_eq!(code, Some(0), "{servers:?}");
+    assert_eq!(servers, ["aaa".to_string(), long, "zzz".to_string()]);
+}
+
+#[test]
+fn a_capture_file_that_cannot_be_written_costs_its_server_only() {
+    let repo = repo();
+    let dir = repo.path();
+    config(
+        dir,
+        &[
+            ("aaa", fake("ok", &[])),
+            ("blocked", fake("ok", &[])),
+            ("zzz", fake("ok", &[])),
+        ],
+    );
+    // A non-empty folder where blocked.json goes: the rename fails.
+    std::fs::create_dir_all(dir.join(INVENTORY).join("blocked.json/x")).unwrap();
+    let out = run(dir, &["capture", "--yes"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        failure(&stderr, "blocked").contains("cannot write"),
+        "{stderr}"
+    );
+    assert_eq!(written(dir), ["aaa.json", "blocked.json", "zzz.json"]);
+    assert!(dir.join(INVENTORY).join("blocked.json").is_dir());
+}
+
+#[test]
+fn names_one_case_apart_are_refused_before_anything_runs() {
+    let repo = repo();
+    let dir = repo.path();
+    let tmp = scratch();
+    let pidfile = tmp.path().join("pid");
+    let pid = [("MCP_FAKE_PIDFILE", path_str(&pidfile))];
+    config(
+        dir,
+        &[("GitHub", fake("ok", &pid)), ("github", fake("ok", &pid))],
+    );
+    for args in [&["capture", "--yes"][..], &["scan", "--capture", "--yes"]] {
+        let out = run(dir, args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("case-insensitive"), "{stderr}");
+        assert!(!pidfile.exists(), "a server ran");
+        assert_eq!(written(dir), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn a_capture_under_the_old_file_name_is_replaced_not_kept_twice() {
+    let repo = repo();
+    let dir = repo.path();
+    config(dir, &[("my notes", fake("ok", &[]))]);
+    // What capture wrote for `my notes` before names were hashed, and a
+    // file by hand under a name the old scheme also gave: left alone.
+    let folder = dir.join(INVENTORY);
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("my_notes.json"),
+        r#"{"server": "my notes", "tools": []}"#,
+    )
+    .unwrap();
+    let out = run(dir, &["capture", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let files = written(dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].starts_with("my_notes~"), "{files:?}");
+    let (servers, code) = status_servers(dir);
+    assert_eq!((servers, code), (vec!["my notes".to_string()], Some(0)));
+
+    std::fs::write(
+        folder.join("my_notes.json"),
+        r#"{"server": "my_notes", "tools": []}"#,
+    )
+    .unwrap();
+    let out = run(dir, &["capture", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(written(dir).len(), 2);
+}

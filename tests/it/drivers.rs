@@ -252,5 +252,5 @@ fn textconv_never_fails_on_odd_input_but_on_a_missing_file() {
         .args(["textconv", "missing"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("missing: cannot read"));
+        .stderr(predicates::str::contains("missing: cannot open"));
 }
