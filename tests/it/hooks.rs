@@ -12,13 +12,13 @@ use crate::common::{copy, git, json, kams, real, repo, with_kams_on_path};
 
 /// `program` in `dir`, hermetic, able to run `git kams`: the installed
 /// hooks call it.
-fn command(program: &Path, dir: &Path) -> Command {
+pub(crate) fn command(program: &Path, dir: &Path) -> Command {
     with_kams_on_path(program, dir)
 }
 
 /// Runs git with the hooks able to find `git kams`; stderr and the status
 /// are the caller's to judge.
-fn run(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Output {
     command(Path::new("git"), dir)
         .args(args)
         .output()
@@ -31,7 +31,7 @@ fn stderr(o: &Output) -> String {
 
 /// What a command printed: git passes a pre-push hook's stdout through to
 /// its own, and a pre-receive hook's to the client's stderr.
-fn printed(o: &Output) -> String {
+pub(crate) fn printed(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -40,7 +40,7 @@ fn printed(o: &Output) -> String {
 }
 
 /// Asserts that a push was refused, and returns what git printed.
-fn refused(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn refused(dir: &Path, args: &[&str]) -> String {
     let o = run(dir, args);
     let text = printed(&o);
     assert!(
@@ -51,7 +51,7 @@ fn refused(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Asserts that a push went through, and returns what git printed.
-fn accepted(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn accepted(dir: &Path, args: &[&str]) -> String {
     let o = run(dir, args);
     let text = printed(&o);
     assert!(
@@ -61,13 +61,13 @@ fn accepted(dir: &Path, args: &[&str]) -> String {
     text
 }
 
-fn inventory(dir: &Path, file: &str) {
+pub(crate) fn inventory(dir: &Path, file: &str) {
     let _ = std::fs::remove_dir_all(dir.join(".kams/inventory"));
     copy(&real(file), dir, &format!(".kams/inventory/{file}"));
 }
 
 /// The commit a ref names in `dir`, or `None`.
-fn rev(dir: &Path, name: &str) -> Option<String> {
+pub(crate) fn rev(dir: &Path, name: &str) -> Option<String> {
     let o = run(dir, &["rev-parse", "--verify", "-q", name]);
     o.status
         .success()
@@ -75,13 +75,13 @@ fn rev(dir: &Path, name: &str) -> Option<String> {
 }
 
 /// A work repository with `git kams init` done and a bare `origin`.
-struct Setup {
+pub(crate) struct Setup {
     work: tempfile::TempDir,
     remote: tempfile::TempDir,
 }
 
 impl Setup {
-    fn new() -> Setup {
+    pub(crate) fn new() -> Setup {
         let work = repo();
         let remote = tempfile::tempdir().unwrap();
         git(remote.path(), &["init", "-q", "--bare", "-b", "main"]);
@@ -93,16 +93,16 @@ impl Setup {
         Setup { work, remote }
     }
 
-    fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         self.work.path()
     }
 
-    fn remote(&self) -> &Path {
+    pub(crate) fn remote(&self) -> &Path {
         self.remote.path()
     }
 
     /// The first inventory committed and approved (signed off), pushed.
-    fn approved() -> Setup {
+    pub(crate) fn approved() -> Setup {
         let s = Setup::new();
         let d = s.dir();
         inventory(d, "mcp-server-time@0.6.2.json");
@@ -115,7 +115,7 @@ impl Setup {
 }
 
 /// Pins everything without committing, then commits kams.lock signed off.
-fn approve(dir: &Path, note: &str) {
+pub(crate) fn approve(dir: &Path, note: &str) {
     kams(dir)
         .args(["pin", "--no-commit", "-m", note])
         .assert()
@@ -714,7 +714,11 @@ fn the_hook_reads_stdin_directly_as_ci_would_feed_it() {
         ),
         "{text}"
     );
-    assert!(stderr(&out).contains("it is not verified here"));
+    assert!(
+        stderr(&out).contains("gpg.ssh.allowedSignersFile is not set"),
+        "{}",
+        stderr(&out)
+    );
 
     // Garbage on stdin is an input error, not a refusal by rule.
     kams(d)

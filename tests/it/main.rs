@@ -26,4 +26,5 @@ mod metrics;
 mod precommit;
 mod properties;
 mod sarif;
+mod signatures;
 mod transport;
