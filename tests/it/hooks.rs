@@ -836,3 +836,55 @@ fn a_lock_moved_by_config_and_a_push_from_a_detached_head() {
     accepted(d, &["push", "origin", "HEAD:refs/heads/main"]);
     assert_eq!(rev(s.remote(), "main"), rev(d, "HEAD"));
 }
+
+#[test]
+fn a_tag_of_a_tree_or_a_blob_is_refused_by_the_remote_hook() {
+    let s = Setup::approved();
+    let d = s.dir();
+    let out = kams(s.remote()).arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A tree holding an unapproved inventory, never committed.
+    inventory(d, "mcp-server-time@2026.10.19.json");
+    git(d, &["add", "-A"]);
+    let tree = git(d, &["write-tree"]).trim().to_string();
+    let blob = git(d, &["rev-parse", "HEAD:kams.lock"]).trim().to_string();
+    git(d, &["tag", "-a", "-m", "a tree", "annotated-tree", &tree]);
+    for (spec, kind) in [
+        (format!("{tree}:refs/tags/tree"), "tree"),
+        (format!("{blob}:refs/tags/blob"), "blob"),
+        ("annotated-tree".to_string(), "tree"),
+    ] {
+        let text = refused(d, &["push", "--no-verify", "origin", &spec]);
+        assert!(
+            text.contains(&format!("is a {kind}, not a commit (nor a tag of one)"))
+                && text.contains("pre-receive hook declined"),
+            "{spec}: {text}"
+        );
+    }
+    assert_eq!(rev(s.remote(), "refs/tags/tree"), None);
+    // The JSON report names the rule.
+    let z = "0".repeat(40);
+    let out = kams(d)
+        .args(["--format", "json", "hook", "pre-receive"])
+        .write_stdin(format!("{z} {tree} refs/tags/tree\n"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&out.stdout);
+    assert_eq!(report["problems"][0]["rules"][0], "not-a-commit");
+    // A deletion brings nothing, whatever the ref named.
+    let old = git(s.remote(), &["rev-parse", "main^{tree}"])
+        .trim()
+        .to_string();
+    git(s.remote(), &["update-ref", "refs/tags/old-tree", &old]);
+    accepted(
+        d,
+        &[
+            "push",
+            "--no-verify",
+            "origin",
+            "--delete",
+            "refs/tags/old-tree",
+        ],
+    );
+}
