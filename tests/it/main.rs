@@ -10,6 +10,7 @@ mod common;
 mod corpus;
 mod crash;
 mod drivers;
+mod escapes;
 mod flow;
 mod fuzz_regressions;
 mod git;
