@@ -456,6 +456,20 @@ impl Check<'_> {
     }
 
     fn judge(&mut self, facts: &CommitFacts) -> Result<Vec<BadApproval>> {
+        // Checking a signature runs a verifier: not for a commit whose
+        // lock is its first parent's (or a root commit without one), which
+        // approved nothing. (A lock equal to another parent's may still be
+        // a rollback: that is for own_changes to judge.)
+        if self.policy.require_signed {
+            let blob = self.locks.blob(facts.id)?;
+            let first = match facts.parents.first() {
+                Some(p) => self.locks.blob(*p)?,
+                None => None,
+            };
+            if blob == first {
+                return Ok(Vec::new());
+            }
+        }
         // The commit's credentials first: a commit that has them passes
         // whatever it did to the lock, and its lock need not be read.
         let (rules, why): (Vec<Rule>, Vec<String>) = self

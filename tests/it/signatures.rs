@@ -413,3 +413,37 @@ fn a_good_gpg_signature_by_an_approver_passes_and_a_stranger_is_refused() {
         .args(["--kill", "gpg-agent"])
         .output();
 }
+
+#[test]
+fn a_commit_that_leaves_the_lock_alone_runs_no_verifier() {
+    let (s, keys) = guarded();
+    let d = s.dir();
+    let marker = keys.dir.path().join("ran");
+    let spy = keys.dir.path().join("spy");
+    std::fs::write(
+        &spy,
+        format!("#!/bin/sh\ntouch '{}'\nexit 1\n", marker.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&spy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(
+        s.remote(),
+        &["config", "gpg.ssh.program", spy.to_str().unwrap()],
+    );
+    std::fs::write(d.join("notes.txt"), "unrelated\n").unwrap();
+    git(d, &["add", "notes.txt"]);
+    git(d, &["commit", "-qm", "unrelated work"]);
+    forge_signature(d, GARBAGE_SSH);
+    accepted(d, &["push", "--no-verify", "origin", "main"]);
+    assert!(
+        !marker.exists(),
+        "a verifier ran for a commit that approved nothing"
+    );
+    // An approval does run it (and, the spy failing, is refused).
+    stage_approval(d);
+    commit_as_ada(d, None, &["-s", "-m", "kams: time"]);
+    forge_signature(d, GARBAGE_SSH);
+    push_refused(&s);
+    assert!(marker.exists());
+}
