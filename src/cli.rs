@@ -1,10 +1,31 @@
-//! The command line: every clap type, and nothing else.
+//! The command line: every clap type, and how clap's usage errors are
+//! shown.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::report::Format;
+
+/// The usage error `e` that parsing `args` gave, as it is printed: clap's
+/// text without colours, every control or invisible character but the
+/// line feed escaped. clap quotes the offending argument as it was typed,
+/// so an argument holding ESC or BEL bytes would otherwise reach the
+/// terminal raw; it is parsed again without colours so that what is left
+/// to escape is only what was typed.
+pub fn shown_error(e: &clap::Error, args: impl IntoIterator<Item = std::ffi::OsString>) -> String {
+    use clap::CommandFactory;
+    let plain = Cli::command()
+        .color(clap::ColorChoice::Never)
+        .styles(clap::builder::Styles::plain())
+        .try_get_matches_from(args)
+        .err();
+    let text = plain.as_ref().unwrap_or(e).render().ansi().to_string();
+    text.split('\n')
+        .map(crate::text::escape_display)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
 /// Keep MCP tool descriptors reviewed and versioned in git.
 ///

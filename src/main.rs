@@ -24,10 +24,16 @@ fn main() -> ExitCode {
     unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 3) };
     let cli = match git_kams::cli::Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+        // Help and version are clap's own text; an error quotes what was
+        // typed, escaped.
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::from(0);
+        }
+        Err(e) => {
+            let shown = git_kams::cli::shown_error(&e, std::env::args_os());
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), shown.as_bytes());
+            return ExitCode::from(2);
         }
     };
     let stdout = std::io::stdout();

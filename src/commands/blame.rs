@@ -1,7 +1,7 @@
 //! `git kams blame`: for each entry of the lock at a revision, the commit
 //! that gave the entry its current value (state, descriptor, approval), by
-//! entry and not by line, with who approved it and whether the commit is
-//! signed. How the walk decides is in `docs/history.md`.
+//! entry and not by line, with who approved it and whether the commit's
+//! signature is verified. How the walk decides is in `docs/history.md`.
 
 use std::io::Write;
 
@@ -10,6 +10,7 @@ use anyhow::{anyhow, bail, Result};
 use super::{emit, Env, PlainFormat, Selection, Status};
 use crate::cli::BlameArgs;
 use crate::git::history::{blame, Blamed, CommitInfo, EntryValue, History, Wanted};
+use crate::git::signature::{self, Verdict};
 use crate::report::json_str;
 use crate::text::escape_display;
 
@@ -18,6 +19,7 @@ struct Row<'a> {
     wanted: &'a Wanted,
     blamed: Blamed,
     info: &'a CommitInfo,
+    verdict: &'a Verdict,
 }
 
 /// Runs `blame`.
@@ -73,22 +75,29 @@ pub fn run(env: &Env, args: &BlameArgs, out: &mut dyn Write) -> Result<Status> {
         }
     }
     let outcome = blame(&mut history, tip, &wanted)?;
-    let mut infos: Vec<CommitInfo> = Vec::new();
+    let verifier = env.verifier();
+    let mut infos: Vec<(CommitInfo, Verdict)> = Vec::new();
     for b in &outcome.blamed {
-        if !infos.iter().any(|i| i.id == b.commit) {
-            infos.push(history.commit_info(b.commit)?);
+        if !infos.iter().any(|(i, _)| i.id == b.commit) {
+            let info = history.commit_info(b.commit)?;
+            let verdict = signature::verdict_of(&verifier, repo, b.commit, info.signed)?;
+            infos.push((info, verdict));
         }
     }
     let rows: Vec<Row<'_>> = wanted
         .iter()
         .zip(&outcome.blamed)
-        .map(|(w, b)| Row {
-            wanted: w,
-            blamed: *b,
-            info: infos
+        .map(|(w, b)| {
+            let (info, verdict) = infos
                 .iter()
-                .find(|i| i.id == b.commit)
-                .expect("every blamed commit was read"),
+                .find(|(i, _)| i.id == b.commit)
+                .expect("every blamed commit was read");
+            Row {
+                wanted: w,
+                blamed: *b,
+                info,
+                verdict,
+            }
         })
         .collect();
     let mut notes = outcome.notes;
@@ -125,11 +134,11 @@ fn write_text(rows: &[Row<'_>], notes: &[String], o: &mut dyn Write) -> std::io:
         };
         writeln!(
             o,
-            "{}{} {} {:<8} {:<11} {}  approver: {}  signed-off-by: {}  note: {}",
+            "{}{} {} {:<10} {:<11} {}  approver: {}  signed-off-by: {}  note: {}",
             if r.blamed.boundary { "^" } else { "" },
             r.info.short,
             r.info.date,
-            if r.info.signed { "signed" } else { "unsigned" },
+            r.verdict.word(),
             r.wanted.value.state.as_str(),
             escape_display(&subject(r.wanted)),
             escape_display(approval.map_or("-", |a| a.approver.as_str())),
@@ -153,7 +162,7 @@ fn write_json(
 ) -> std::io::Result<()> {
     writeln!(
         o,
-        "{{\n  \"version\": 1,\n  \"at\": {},\n  \"entries\": [",
+        "{{\n  \"version\": 2,\n  \"at\": {},\n  \"entries\": [",
         json_str(&tip.to_string())
     )?;
     for (i, r) in rows.iter().enumerate() {
@@ -161,7 +170,7 @@ fn write_json(
         let sign_offs: Vec<String> = r.info.sign_offs.iter().map(|a| json_str(a)).collect();
         write!(
             o,
-            "    {{\"server\": {}, \"tool\": {}, \"state\": {}, \"commit\": {}, \"date\": {}, \"approver\": {}, \"signed_off_by\": [{}], \"signed\": {}, \"note\": {}, \"commit_subject\": {}, \"boundary\": {}}}",
+            "    {{\"server\": {}, \"tool\": {}, \"state\": {}, \"commit\": {}, \"date\": {}, \"approver\": {}, \"signed_off_by\": [{}], \"signature\": {}, \"signers\": [{}], \"note\": {}, \"commit_subject\": {}, \"boundary\": {}}}",
             json_str(&r.wanted.server),
             r.wanted.tool.as_deref().map_or("null".into(), json_str),
             json_str(r.wanted.value.state.as_str()),
@@ -169,7 +178,13 @@ fn write_json(
             json_str(&r.info.date),
             approval.map_or("null".into(), |a| json_str(&a.approver)),
             sign_offs.join(", "),
-            r.info.signed,
+            json_str(r.verdict.word()),
+            r.verdict
+                .signers()
+                .iter()
+                .map(|s| json_str(s))
+                .collect::<Vec<_>>()
+                .join(", "),
             approval.map_or("null".into(), |a| json_str(&a.note)),
             json_str(&r.info.subject),
             r.blamed.boundary,

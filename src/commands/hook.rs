@@ -59,6 +59,9 @@ enum Rule {
     Approver,
     /// An approval commit without a signature (`kams.requireSigned`).
     Signature,
+    /// A ref that names a tree or a blob (directly or through tags): what
+    /// it brings is no history the rules can judge.
+    NotACommit,
 }
 
 impl From<Shortfall> for Rule {
@@ -78,6 +81,7 @@ impl Rule {
             Rule::SignOff => "sign-off",
             Rule::Approver => "approver",
             Rule::Signature => "signature",
+            Rule::NotACommit => "not-a-commit",
         }
     }
 }
@@ -228,10 +232,33 @@ impl Check<'_> {
             return Ok(());
         }
         let Some(tip) = hooks::peel_to_commit(self.repo, u.new)? else {
-            self.notes.push(format!(
-                "{shown}: {} is not a commit: nothing to check",
-                short(u.new)
-            ));
+            // A tree or a blob carries a lock and an inventory no commit
+            // approved: refused, not waved through unchecked.
+            let kind = self
+                .repo
+                .find_object(u.new)
+                .and_then(|o| Ok(o.peel_tags_to_end()?.kind))
+                .map_or("object", |k| match k {
+                    gix::object::Kind::Tree => "tree",
+                    gix::object::Kind::Blob => "blob",
+                    _ => "object",
+                });
+            self.refs_checked += 1;
+            self.problems.push(Problem {
+                ref_name: u.name.clone(),
+                rules: vec![Rule::NotACommit],
+                server: String::new(),
+                tool: None,
+                commit: None,
+                message: format!(
+                    "{} is a {kind}, not a commit (nor a tag of one): git-kams checks commits only, so it is refused",
+                    short(u.new)
+                ),
+                fix: format!(
+                    "push a commit (or a tag of one) to {}, or delete the ref",
+                    u.name
+                ),
+            });
             return Ok(());
         };
         self.refs_checked += 1;
@@ -429,6 +456,20 @@ impl Check<'_> {
     }
 
     fn judge(&mut self, facts: &CommitFacts) -> Result<Vec<BadApproval>> {
+        // Checking a signature runs a verifier: not for a commit whose
+        // lock is its first parent's (or a root commit without one), which
+        // approved nothing. (A lock equal to another parent's may still be
+        // a rollback: that is for own_changes to judge.)
+        if self.policy.require_signed {
+            let blob = self.locks.blob(facts.id)?;
+            let first = match facts.parents.first() {
+                Some(p) => self.locks.blob(*p)?,
+                None => None,
+            };
+            if blob == first {
+                return Ok(Vec::new());
+            }
+        }
         // The commit's credentials first: a commit that has them passes
         // whatever it did to the lock, and its lock need not be read.
         let (rules, why): (Vec<Rule>, Vec<String>) = self

@@ -1,6 +1,6 @@
 //! `git kams log`: the approval history. The commits that changed the
-//! lock's entries, newest first, each with who signed it off, whether it is
-//! signed, and what it did in lock terms (pinned, re-pinned and which
+//! lock's entries, newest first, each with who signed it off, whether its
+//! signature is verified, and what it did in lock terms (pinned, re-pinned and which
 //! fields, recorded, re-approved, unpinned, removed). How commits are
 //! chosen is in `docs/history.md`.
 
@@ -12,12 +12,16 @@ use anyhow::{anyhow, Result};
 use super::{emit, Env, PlainFormat, Selection, Status};
 use crate::cli::LogArgs;
 use crate::git::history::{CommitInfo, Compared, History, LogChange, LogWalk, Step};
+use crate::git::signature::{self, Verdict};
 use crate::report::json_str;
 use crate::text::escape_display;
 
 /// One listed commit.
 struct Listed {
     info: CommitInfo,
+    /// What its signature proves, checked now (never cached: it depends
+    /// on the allowed signers and the keyring, not on the commit alone).
+    verdict: Verdict,
     changes: Vec<LogChange>,
     error: Option<String>,
 }
@@ -43,6 +47,7 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write, err: &mut dyn Write) 
     let selection = Selection::new(&args.keys);
     let mut notes = Vec::new();
     let mut listed = Vec::new();
+    let verifier = env.verifier();
     let tip = match env.repo.commit_of(&args.at) {
         Ok(tip) => Some(tip),
         Err(_) if args.at == "HEAD" && repo.head().is_ok_and(|h| h.is_unborn()) => None,
@@ -134,8 +139,10 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write, err: &mut dyn Write) 
                 if changes.is_empty() && error.is_none() {
                     continue;
                 }
+                let info = history.commit_info(commit)?;
                 listed.push(Listed {
-                    info: history.commit_info(commit)?,
+                    verdict: signature::verdict_of(&verifier, repo, commit, info.signed)?,
+                    info,
                     changes,
                     error,
                 });
@@ -224,13 +231,16 @@ fn write_text(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io
             writeln!(o, "approvers none (no Signed-off-by)")?;
         }
         for a in &info.sign_offs {
-            writeln!(o, "approver  {}", shown(a))?;
+            match crate::git::parse_sign_off(a) {
+                Ok(_) => writeln!(o, "approver  {}", shown(a))?,
+                Err(why) => writeln!(
+                    o,
+                    "approver  {} (malformed: {why}; counts as nobody)",
+                    shown(a)
+                )?,
+            }
         }
-        writeln!(
-            o,
-            "signature {}",
-            if info.signed { "signed" } else { "unsigned" }
-        )?;
+        writeln!(o, "signature {}", shown(&l.verdict.describe()))?;
         writeln!(o, "subject   {}", shown(&info.subject))?;
         if let Some(e) = &l.error {
             writeln!(o, "    error: {}", shown(e))?;
@@ -256,10 +266,16 @@ fn write_text(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io
 }
 
 fn write_json(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(o, "{{\n  \"version\": 1,\n  \"commits\": [")?;
+    writeln!(o, "{{\n  \"version\": 2,\n  \"commits\": [")?;
     for (i, l) in listed.iter().enumerate() {
         let info = &l.info;
-        let approvers: Vec<String> = info.sign_offs.iter().map(|a| json_str(a)).collect();
+        let (approvers, malformed): (Vec<&String>, Vec<&String>) = info
+            .sign_offs
+            .iter()
+            .partition(|a| crate::git::parse_sign_off(a).is_ok());
+        let approvers: Vec<String> = approvers.into_iter().map(|a| json_str(a)).collect();
+        let malformed: Vec<String> = malformed.into_iter().map(|a| json_str(a)).collect();
+        let signers: Vec<String> = l.verdict.signers().iter().map(|s| json_str(s)).collect();
         let changes: Vec<String> = l
             .changes
             .iter()
@@ -278,12 +294,18 @@ fn write_json(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io
             .collect();
         write!(
             o,
-            "    {{\"id\": {}, \"date\": {}, \"author\": {}, \"approvers\": [{}], \"signed\": {}, \"subject\": {}, \"changes\": [{}], \"error\": {}}}",
+            "    {{\"id\": {}, \"date\": {}, \"author\": {}, \"approvers\": [{}], \"malformed_sign_offs\": [{}], \"signature\": {}, \"signers\": [{}], \"signature_problem\": {}, \"subject\": {}, \"changes\": [{}], \"error\": {}}}",
             json_str(&info.id.to_string()),
             json_str(&info.date),
             json_str(&info.author),
             approvers.join(", "),
-            info.signed,
+            malformed.join(", "),
+            json_str(l.verdict.word()),
+            signers.join(", "),
+            match &l.verdict {
+                Verdict::Unverified(why) => json_str(why),
+                _ => "null".into(),
+            },
             json_str(&info.subject),
             changes.join(", "),
             l.error.as_deref().map_or("null".into(), json_str),

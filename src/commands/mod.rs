@@ -452,11 +452,24 @@ impl Env {
     /// The sign-off policy of git config `kams.approvers` and
     /// `kams.requireSigned`; what the reader should know goes to `notes`.
     pub fn policy(&self, notes: &mut Vec<String>) -> Result<crate::git::policy::Policy> {
-        crate::git::policy::Policy::new(
+        Ok(crate::git::policy::Policy::new(
             self.repo.config("kams.approvers").as_deref(),
             self.config_bool("kams.requireSigned", false)?,
             notes,
-        )
+        )?
+        .with_verifier(self.verifier(), notes))
+    }
+
+    /// How commit signatures are checked here: git's `gpg.*` settings,
+    /// relative paths from the top of the work tree (the git dir of a bare
+    /// repository).
+    pub fn verifier(&self) -> crate::git::signature::Verifier {
+        let base = self
+            .repo
+            .workdir
+            .clone()
+            .or_else(|| self.repo.gix().map(|r| r.git_dir().to_path_buf()));
+        crate::git::signature::Verifier::from_config(|k| self.repo.config(k), base.as_deref())
     }
 
     /// The inventory files committed at `rev`.

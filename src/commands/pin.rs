@@ -387,16 +387,42 @@ fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
 
 /// An approval commit's message: the subject, the note, one line per
 /// change, and the approver's sign-off (what the hooks check).
+///
+/// `git log` prints a message raw, so nothing in it may drive a terminal
+/// or hide text: the note (the user's `-m`, which may span lines) is
+/// escaped line by line as every output is, and whatever a caller left
+/// in the other parts (names are escaped where the lines are made) has
+/// its concealing characters escaped here. Nor may a note or a name end
+/// a paragraph early and forge a trailer: only the last line is one.
 pub fn commit_message(subject: &str, note: &str, who: &str, lines: &[String]) -> String {
-    let mut m = format!("{subject}\n\n");
+    let mut m = format!("{}\n\n", unconcealed(subject));
     if !note.trim().is_empty() {
-        m.push_str(note.trim());
+        let note: Vec<String> = note.trim().lines().map(escape_display).collect();
+        m.push_str(&note.join("\n"));
         m.push_str("\n\n");
     }
     for l in lines {
-        m.push_str(l);
+        m.push_str(&unconcealed(l));
         m.push('\n');
     }
-    m.push_str(&format!("\nSigned-off-by: {who}\n"));
+    m.push_str(&format!("\nSigned-off-by: {}\n", unconcealed(who)));
     m
+}
+
+/// `s` with its concealing characters (controls, line breaks included)
+/// escaped and the rest as it is: idempotent on text [`escape_display`]
+/// already made.
+fn unconcealed(s: &str) -> String {
+    if !crate::text::has_concealing(s) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| {
+            if crate::text::is_concealing(c) {
+                format!("\\u{{{:X}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

@@ -7,13 +7,14 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{anyhow, bail, Context, Result};
 use gix::ObjectId;
 
 use super::cache::{Compared, LogChange};
 use super::history::Versions;
+use super::signature::{Signed, Verdict, Verifier};
 use crate::lock::{self, Lock};
 
 /// First line of the block git-kams owns in a hook file.
@@ -434,27 +435,48 @@ pub struct CommitFacts {
     pub id: ObjectId,
     /// Its parents, in order.
     pub parents: Vec<ObjectId>,
-    /// The values of its `Signed-off-by` trailers (`Name <email>`).
+    /// The values of its `Signed-off-by` trailers, as typed (claims: see
+    /// [`super::parse_sign_off`]).
     pub sign_offs: Vec<String>,
-    /// True when it carries a signature header (gpg, ssh or x509); the
-    /// signature is not verified here.
-    pub signed: bool,
+    /// Its signature and what it signs; `None` when it has none.
+    pub signed: Option<Arc<Signed>>,
+    /// What the signature proves, worked out the first time it is asked
+    /// ([`CommitFacts::verdict`]): a verifier runs only for a policy that
+    /// needs it.
+    pub verdict: OnceLock<Verdict>,
     /// True when a parent is missing: the shallow boundary.
     pub shallow: bool,
 }
 
-/// Reads the commit `id`.
+impl CommitFacts {
+    /// What the commit's signature proves, checked by `verifier` once.
+    pub fn verdict(&self, verifier: &Verifier) -> &Verdict {
+        self.verdict
+            .get_or_init(|| verifier.verify(self.signed.as_deref()))
+    }
+}
+
+/// Reads the commit `id` (its signature is not checked yet).
 pub fn commit_facts(repo: &gix::Repository, id: ObjectId) -> Result<CommitFacts> {
-    let (parents, sign_offs, signed) = super::with_commit(repo, id, |d| {
-        let parents: Vec<ObjectId> = d.parents().collect();
-        (parents, super::sign_offs(d), super::is_signed(d))
-    })?;
+    let commit = repo
+        .find_commit(id)
+        .with_context(|| format!("cannot read commit {id}"))?;
+    let (parents, sign_offs) = {
+        let d = commit
+            .decode()
+            .with_context(|| format!("cannot decode commit {id}"))?;
+        (d.parents().collect::<Vec<ObjectId>>(), super::sign_offs(&d))
+    };
+    let signed = super::signature::signed_in(&commit.data, id.kind())
+        .with_context(|| format!("cannot read the signature of commit {id}"))?
+        .map(Arc::new);
     let shallow = parents.iter().any(|p| !repo.has_object(p));
     Ok(CommitFacts {
         id,
         parents,
         sign_offs,
         signed,
+        verdict: OnceLock::new(),
         shallow,
     })
 }

@@ -13,6 +13,7 @@ pub mod config;
 pub mod history;
 pub mod hooks;
 pub mod policy;
+pub mod signature;
 pub mod stamp;
 
 use std::path::{Component, Path, PathBuf};
@@ -333,8 +334,6 @@ fn not_a_file(
     )
 }
 
-/// The values of a commit's `Signed-off-by:` trailers (`Name <email>`),
-/// trimmed; empty ones are no sign-off.
 /// Reads and decodes the commit `id`, and hands it to `f` (the decoded
 /// commit borrows the object's buffer, so it cannot be returned).
 pub fn with_commit<T>(
@@ -351,6 +350,9 @@ pub fn with_commit<T>(
     Ok(f(&decoded))
 }
 
+/// The values of a commit's `Signed-off-by:` trailers (`Name <email>`),
+/// trimmed; empty ones are no sign-off. They are claims, as typed: see
+/// [`parse_sign_off`] for which of them name somebody.
 pub fn sign_offs(commit: &gix::objs::CommitRef<'_>) -> Vec<String> {
     use gix::bstr::ByteSlice;
     commit
@@ -360,10 +362,43 @@ pub fn sign_offs(commit: &gix::objs::CommitRef<'_>) -> Vec<String> {
         .collect()
 }
 
-/// True when a commit carries a signature header (gpg, ssh or x509). The
-/// signature is not verified.
+/// True when a commit carries a signature header (gpg, ssh or x509),
+/// good or not: [`signature::Verifier`] tells what it proves.
 pub fn is_signed(commit: &gix::objs::CommitRef<'_>) -> bool {
     commit.extra_headers().pgp_signature().is_some()
+}
+
+/// The email (lowercased) of a `Signed-off-by:` value, which must be
+/// exactly one name and one address, `Name <local@domain>`; otherwise why
+/// it names nobody. Strict because the value is free text: `Mallory
+/// <m@evil> <ada@example.org>` must not count as Ada, nor as anyone.
+pub fn parse_sign_off(value: &str) -> std::result::Result<String, &'static str> {
+    let v = value.trim();
+    if v.chars().any(char::is_control) {
+        return Err("it holds control characters");
+    }
+    if v.matches('<').count() != 1 || v.matches('>').count() != 1 {
+        return Err("expected one name and one <address>");
+    }
+    let (name, rest) = v.split_once('<').expect("one `<`");
+    let Some(email) = rest.strip_suffix('>') else {
+        return Err("expected nothing after the <address>");
+    };
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("it names no one before the <address>");
+    }
+    if name.contains('@') {
+        return Err("the name holds an address");
+    }
+    let mut parts = email.split('@');
+    let (Some(local), Some(domain), None) = (parts.next(), parts.next(), parts.next()) else {
+        return Err("the <address> is not one local@domain");
+    };
+    if local.is_empty() || domain.is_empty() || email.chars().any(char::is_whitespace) {
+        return Err("the <address> is not one local@domain");
+    }
+    Ok(email.to_lowercase())
 }
 
 /// `path` with `.` and `..` resolved lexically (no file system access:
@@ -441,6 +476,29 @@ pub fn parse_config_parameters(s: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sign_off_is_one_name_and_one_address() {
+        assert_eq!(
+            parse_sign_off(" Ada Lovelace <Ada@Example.org> "),
+            Ok("ada@example.org".to_string())
+        );
+        for bad in [
+            "Mallory <m@evil> <ada@example.org>",
+            "Mallory <m@evil>, Ada <ada@example.org>",
+            "<ada@example.org>",
+            "ada@example.org",
+            "Ada <ada@example.org> trailing",
+            "Ada <ada@@example.org>",
+            "Ada <ada at example.org>",
+            "Ada <@example.org>",
+            "m@evil <ada@example.org>",
+            "Ada <ada@example.org>>",
+            "Ada\u{1b}[2K <ada@example.org>",
+        ] {
+            assert!(parse_sign_off(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn parses_both_forms_of_git_config_parameters() {

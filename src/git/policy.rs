@@ -1,6 +1,13 @@
 //! Who may approve: the sign-off policy of git config `kams.approvers` and
 //! `kams.requireSigned`, and whether one commit's credentials meet it.
 //!
+//! A `Signed-off-by:` trailer is a claim anyone can type; it counts only
+//! when it is exactly one name and one address, and then only as a
+//! claim. With `kams.requireSigned` the commit must also carry a
+//! signature that verifies ([`super::signature`]) and, when approvers are
+//! named, be signed by one of them: that is what ties an approval to a
+//! person.
+//!
 //! It lives apart from the hooks because two places ask it the same
 //! question: the hooks, of every commit that approves something in the
 //! lock, and `capture`, of the commit that recorded a server's launch
@@ -11,6 +18,7 @@
 use anyhow::{bail, Result};
 
 use super::hooks::{self, CommitFacts, LockHistory};
+use super::signature::{Verdict, Verifier};
 use crate::text::escape_display;
 
 /// The sign-off policy, from git config.
@@ -18,8 +26,11 @@ use crate::text::escape_display;
 pub struct Policy {
     /// `kams.approvers` emails, lowercased; empty: any sign-off will do.
     pub approvers: Vec<String>,
-    /// `kams.requireSigned`.
+    /// `kams.requireSigned`: a verified signature, by an approver when
+    /// `approvers` names any.
     pub require_signed: bool,
+    /// How signatures are checked (git's `gpg.*` settings).
+    pub verifier: Verifier,
 }
 
 /// What a commit lacks to count as an approval.
@@ -29,7 +40,8 @@ pub enum Shortfall {
     SignOff,
     /// Signed off, but by nobody in `kams.approvers`.
     Approver,
-    /// No signature, while `kams.requireSigned` asks for one.
+    /// No verified signature (by an approver, when approvers are named),
+    /// while `kams.requireSigned` asks for one.
     Signature,
 }
 
@@ -59,46 +71,87 @@ impl Policy {
             }
             _ => Vec::new(),
         };
-        if require_signed {
-            notes.push(
-                "kams.requireSigned: approval commits must carry a signature; it is not verified here (have the server or CI verify it, e.g. with git verify-commit)".into(),
-            );
-        }
         Ok(Policy {
             approvers,
             require_signed,
+            verifier: Verifier::default(),
         })
+    }
+
+    /// The policy checking signatures with `verifier`; what it cannot
+    /// check goes to `notes`.
+    pub fn with_verifier(mut self, verifier: Verifier, notes: &mut Vec<String>) -> Policy {
+        if self.require_signed && verifier.allowed_signers.is_none() {
+            notes.push("kams.requireSigned: git config gpg.ssh.allowedSignersFile is not set, so no ssh signature can be verified (gpg signatures are checked against the keyring)".into());
+        }
+        self.verifier = verifier;
+        self
     }
 
     /// What the commit of `facts` lacks to count as an approval, each with
     /// the words that say so; empty when it meets the policy.
     pub fn shortfalls(&self, facts: &CommitFacts) -> Vec<(Shortfall, String)> {
         let mut out = Vec::new();
-        if facts.sign_offs.is_empty() {
+        let mut emails = Vec::new();
+        let mut malformed = Vec::new();
+        for s in &facts.sign_offs {
+            match super::parse_sign_off(s) {
+                Ok(email) => emails.push(email),
+                Err(why) => {
+                    malformed.push(format!("`Signed-off-by: {s}` ({why}) counts as nobody"))
+                }
+            }
+        }
+        let malformed = malformed.join(", ");
+        if emails.is_empty() {
             out.push((
                 Shortfall::SignOff,
-                "without a Signed-off-by trailer".to_string(),
+                if malformed.is_empty() {
+                    "without a Signed-off-by trailer".to_string()
+                } else {
+                    format!("without a valid Signed-off-by trailer: {malformed}")
+                },
             ));
-        } else if !self.approvers.is_empty()
-            && !facts
+        } else if !self.approvers.is_empty() && !emails.iter().any(|e| self.approvers.contains(e)) {
+            let well_formed: Vec<String> = facts
                 .sign_offs
                 .iter()
-                .filter_map(|s| hooks::email_of(s))
-                .any(|e| self.approvers.contains(&e))
-        {
+                .filter(|s| super::parse_sign_off(s).is_ok())
+                .cloned()
+                .collect();
             out.push((
                 Shortfall::Approver,
                 format!(
-                    "signed off by {} only, not an approver (git config kams.approvers)",
-                    facts.sign_offs.join(", ")
+                    "signed off by {} only, not an approver (git config kams.approvers){}",
+                    well_formed.join(", "),
+                    if malformed.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {malformed}")
+                    }
                 ),
             ));
         }
-        if self.require_signed && !facts.signed {
-            out.push((
-                Shortfall::Signature,
-                "without a signature (kams.requireSigned)".to_string(),
-            ));
+        if self.require_signed {
+            let why = match facts.verdict(&self.verifier) {
+                Verdict::Unsigned => Some("without a signature".to_string()),
+                Verdict::Unverified(why) => {
+                    Some(format!("with a signature that is not verified ({why})"))
+                }
+                Verdict::Verified { signers }
+                    if !self.approvers.is_empty()
+                        && !signers.iter().any(|s| self.approvers.contains(s)) =>
+                {
+                    Some(format!(
+                        "signed by {} only, whose key is no approver's (git config kams.approvers)",
+                        signers.join(", ")
+                    ))
+                }
+                Verdict::Verified { .. } => None,
+            };
+            if let Some(why) = why {
+                out.push((Shortfall::Signature, format!("{why} (kams.requireSigned)")));
+            }
         }
         out
     }

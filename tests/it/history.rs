@@ -63,8 +63,8 @@ pub(crate) fn commit(dir: &Path, who: &str, date: &str, message: &str) -> String
     head(dir)
 }
 
-/// Rewrites HEAD with a `gpgsig` header (git-kams reports signatures, it
-/// does not verify them, so a well-formed header is all it needs).
+/// Rewrites HEAD with a `gpgsig` header that no key made: git-kams shows
+/// it as unverified (tests/it/signatures.rs makes real signatures).
 fn add_signature_header(dir: &Path) -> String {
     let raw = git(dir, &["cat-file", "commit", "HEAD"]);
     let (headers, message) = raw.split_once("\n\n").unwrap();
@@ -264,7 +264,7 @@ fn changes(commit: &serde_json::Value) -> Vec<(String, String)> {
 fn log_lists_the_commits_that_changed_entries_newest_first() {
     let s = story();
     let report = log_json(s.path(), &[]);
-    assert_eq!(report["version"], 1);
+    assert_eq!(report["version"], 2);
     // Not listed: the initial and unrelated commits (no lock change) and
     // the re-indent (a new blob, but no entry changed).
     assert_eq!(
@@ -290,11 +290,14 @@ fn log_lists_the_commits_that_changed_entries_newest_first() {
             &serde_json::json!(["Alice <alice@example.com>"]),
         ]
     );
-    let signed: Vec<bool> = commits
+    let signed: Vec<&str> = commits
         .iter()
-        .map(|c| c["signed"].as_bool().unwrap())
+        .map(|c| c["signature"].as_str().unwrap())
         .collect();
-    assert_eq!(signed, [false, true, false, false, false]);
+    assert_eq!(
+        signed,
+        ["unsigned", "unverified", "unsigned", "unsigned", "unsigned"]
+    );
     assert_eq!(commits[3]["subject"], "Re-pin two memory tools");
     assert_eq!(commits[3]["author"], "Bob <bob@example.com>");
     assert_eq!(commits[3]["date"], "2026-01-04T00:00:00Z");
@@ -418,7 +421,7 @@ fn log_text_names_commit_approver_signature_and_each_change() {
     assert!(text.contains(&expected_head), "{text}");
     assert!(text.contains(&format!("commit    {} {}\n", short(s.path(), &s.d), s.d)));
     assert!(
-        text.contains("signature signed\nsubject   Pin fetch\n"),
+        text.contains("signature unverified: an ssh signature, and git config gpg.ssh.allowedSignersFile is not set, so nobody can tell whose key made it\nsubject   Pin fetch\n"),
         "{text}"
     );
     for absent in [&s.r, &s.u, &s.c0] {
@@ -533,7 +536,10 @@ fn log_json_keys_come_in_the_documented_order() {
         "date",
         "author",
         "approvers",
-        "signed",
+        "malformed_sign_offs",
+        "signature",
+        "signers",
+        "signature_problem",
         "subject",
         "changes",
         "kind",
@@ -585,7 +591,7 @@ fn blamed(report: &serde_json::Value) -> Vec<(String, String, String)> {
 fn blame_names_the_commit_and_approver_of_each_entry_through_reindent_and_merge() {
     let s = story();
     let report = blame_json(s.path(), &[]);
-    assert_eq!(report["version"], 1);
+    assert_eq!(report["version"], 2);
     assert_eq!(report["at"], s.r.as_str());
     let rows = blamed(&report);
     let alice = (s.a.clone(), "Alice <alice@example.com>".to_string());
@@ -619,7 +625,7 @@ fn blame_names_the_commit_and_approver_of_each_entry_through_reindent_and_merge(
     let fetch = &entries[1];
     assert_eq!(fetch["tool"], "fetch");
     assert_eq!(fetch["state"], "pinned");
-    assert_eq!(fetch["signed"], true);
+    assert_eq!(fetch["signature"], "unverified");
     assert_eq!(
         fetch["signed_off_by"],
         serde_json::json!(["Dave <dave@example.com>"])
@@ -676,8 +682,8 @@ fn blame_text_is_one_line_per_entry() {
     assert_eq!(
         text,
         format!(
-            "{} 2026-01-06T00:00:00Z signed   pinned      mcp-server-fetch/fetch  approver: Dave <dave@example.com>  signed-off-by: Dave <dave@example.com>  note: fetch reviewed\n\
-             {} 2026-01-04T00:00:00Z unsigned pinned      server-memory/read_graph  approver: Bob <bob@example.com>  signed-off-by: Bob <bob@example.com>  note: read_graph and create_entities as of 2026.8.31\n",
+            "{} 2026-01-06T00:00:00Z unverified pinned      mcp-server-fetch/fetch  approver: Dave <dave@example.com>  signed-off-by: Dave <dave@example.com>  note: fetch reviewed\n\
+             {} 2026-01-04T00:00:00Z unsigned   pinned      server-memory/read_graph  approver: Bob <bob@example.com>  signed-off-by: Bob <bob@example.com>  note: read_graph and create_entities as of 2026.8.31\n",
             short(s.path(), &s.d),
             short(s.path(), &s.b)
         )

@@ -12,13 +12,13 @@ use crate::common::{copy, git, json, kams, real, repo, with_kams_on_path};
 
 /// `program` in `dir`, hermetic, able to run `git kams`: the installed
 /// hooks call it.
-fn command(program: &Path, dir: &Path) -> Command {
+pub(crate) fn command(program: &Path, dir: &Path) -> Command {
     with_kams_on_path(program, dir)
 }
 
 /// Runs git with the hooks able to find `git kams`; stderr and the status
 /// are the caller's to judge.
-fn run(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Output {
     command(Path::new("git"), dir)
         .args(args)
         .output()
@@ -31,7 +31,7 @@ fn stderr(o: &Output) -> String {
 
 /// What a command printed: git passes a pre-push hook's stdout through to
 /// its own, and a pre-receive hook's to the client's stderr.
-fn printed(o: &Output) -> String {
+pub(crate) fn printed(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -40,7 +40,7 @@ fn printed(o: &Output) -> String {
 }
 
 /// Asserts that a push was refused, and returns what git printed.
-fn refused(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn refused(dir: &Path, args: &[&str]) -> String {
     let o = run(dir, args);
     let text = printed(&o);
     assert!(
@@ -51,7 +51,7 @@ fn refused(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Asserts that a push went through, and returns what git printed.
-fn accepted(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn accepted(dir: &Path, args: &[&str]) -> String {
     let o = run(dir, args);
     let text = printed(&o);
     assert!(
@@ -61,13 +61,13 @@ fn accepted(dir: &Path, args: &[&str]) -> String {
     text
 }
 
-fn inventory(dir: &Path, file: &str) {
+pub(crate) fn inventory(dir: &Path, file: &str) {
     let _ = std::fs::remove_dir_all(dir.join(".kams/inventory"));
     copy(&real(file), dir, &format!(".kams/inventory/{file}"));
 }
 
 /// The commit a ref names in `dir`, or `None`.
-fn rev(dir: &Path, name: &str) -> Option<String> {
+pub(crate) fn rev(dir: &Path, name: &str) -> Option<String> {
     let o = run(dir, &["rev-parse", "--verify", "-q", name]);
     o.status
         .success()
@@ -75,13 +75,13 @@ fn rev(dir: &Path, name: &str) -> Option<String> {
 }
 
 /// A work repository with `git kams init` done and a bare `origin`.
-struct Setup {
+pub(crate) struct Setup {
     work: tempfile::TempDir,
     remote: tempfile::TempDir,
 }
 
 impl Setup {
-    fn new() -> Setup {
+    pub(crate) fn new() -> Setup {
         let work = repo();
         let remote = tempfile::tempdir().unwrap();
         git(remote.path(), &["init", "-q", "--bare", "-b", "main"]);
@@ -93,16 +93,16 @@ impl Setup {
         Setup { work, remote }
     }
 
-    fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         self.work.path()
     }
 
-    fn remote(&self) -> &Path {
+    pub(crate) fn remote(&self) -> &Path {
         self.remote.path()
     }
 
     /// The first inventory committed and approved (signed off), pushed.
-    fn approved() -> Setup {
+    pub(crate) fn approved() -> Setup {
         let s = Setup::new();
         let d = s.dir();
         inventory(d, "mcp-server-time@0.6.2.json");
@@ -115,7 +115,7 @@ impl Setup {
 }
 
 /// Pins everything without committing, then commits kams.lock signed off.
-fn approve(dir: &Path, note: &str) {
+pub(crate) fn approve(dir: &Path, note: &str) {
     kams(dir)
         .args(["pin", "--no-commit", "-m", note])
         .assert()
@@ -714,7 +714,11 @@ fn the_hook_reads_stdin_directly_as_ci_would_feed_it() {
         ),
         "{text}"
     );
-    assert!(stderr(&out).contains("it is not verified here"));
+    assert!(
+        stderr(&out).contains("gpg.ssh.allowedSignersFile is not set"),
+        "{}",
+        stderr(&out)
+    );
 
     // Garbage on stdin is an input error, not a refusal by rule.
     kams(d)
@@ -930,4 +934,56 @@ fn a_symlink_in_the_committed_inventory_or_at_the_lock_is_refused_by_the_hook() 
         "{text}"
     );
     assert_eq!(rev(s.remote(), "main"), before);
+}
+
+#[test]
+fn a_tag_of_a_tree_or_a_blob_is_refused_by_the_remote_hook() {
+    let s = Setup::approved();
+    let d = s.dir();
+    let out = kams(s.remote()).arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A tree holding an unapproved inventory, never committed.
+    inventory(d, "mcp-server-time@2026.10.19.json");
+    git(d, &["add", "-A"]);
+    let tree = git(d, &["write-tree"]).trim().to_string();
+    let blob = git(d, &["rev-parse", "HEAD:kams.lock"]).trim().to_string();
+    git(d, &["tag", "-a", "-m", "a tree", "annotated-tree", &tree]);
+    for (spec, kind) in [
+        (format!("{tree}:refs/tags/tree"), "tree"),
+        (format!("{blob}:refs/tags/blob"), "blob"),
+        ("annotated-tree".to_string(), "tree"),
+    ] {
+        let text = refused(d, &["push", "--no-verify", "origin", &spec]);
+        assert!(
+            text.contains(&format!("is a {kind}, not a commit (nor a tag of one)"))
+                && text.contains("pre-receive hook declined"),
+            "{spec}: {text}"
+        );
+    }
+    assert_eq!(rev(s.remote(), "refs/tags/tree"), None);
+    // The JSON report names the rule.
+    let z = "0".repeat(40);
+    let out = kams(d)
+        .args(["--format", "json", "hook", "pre-receive"])
+        .write_stdin(format!("{z} {tree} refs/tags/tree\n"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&out.stdout);
+    assert_eq!(report["problems"][0]["rules"][0], "not-a-commit");
+    // A deletion brings nothing, whatever the ref named.
+    let old = git(s.remote(), &["rev-parse", "main^{tree}"])
+        .trim()
+        .to_string();
+    git(s.remote(), &["update-ref", "refs/tags/old-tree", &old]);
+    accepted(
+        d,
+        &[
+            "push",
+            "--no-verify",
+            "origin",
+            "--delete",
+            "refs/tags/old-tree",
+        ],
+    );
 }
