@@ -199,4 +199,3 @@ mod tests {
         assert_eq!(reveal(br"a\b\\c\"), r"a\b\\c\");
     }
 }
-

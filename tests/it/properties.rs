@@ -802,7 +802,15 @@ fn arb_server_entry() -> impl Strategy<Value = Entry> {
 fn arb_lock() -> impl Strategy<Value = Lock> {
     proptest::collection::vec(
         (
-            arb_string(),
+            // Any text a server name may be: no `/`, not blank.
+            arb_string().prop_map(|s| {
+                let s = s.replace('/', "_");
+                if s.trim().is_empty() {
+                    format!("s{s}")
+                } else {
+                    s
+                }
+            }),
             // A launch is data the config wrote: any object, any strings.
             proptest::option::of(arb_object().prop_map(Value::Object)),
             proptest::option::of(arb_server_entry()),
