@@ -333,7 +333,9 @@ impl Check<'_> {
     fn unapproved_at(&mut self, ref_name: &str, tip: ObjectId) -> Result<Vec<Unapproved>> {
         let mut files = Vec::new();
         for rel in &self.inventory_rels {
-            if let Some(found) = crate::git::inventory_files_at(self.repo, tip, rel)? {
+            if let Some(found) =
+                crate::git::inventory_files_at(self.repo, tip, rel, self.opts.max_size)?
+            {
                 for (p, bytes) in found {
                     files.push((
                         PathBuf::from(format!("{}:{}", short(tip), p.display())),

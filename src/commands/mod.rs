@@ -476,9 +476,10 @@ impl Env {
     pub fn inventory_files_at(&self, rev: &str) -> Result<Vec<(PathBuf, Vec<u8>)>> {
         let commit = self.repo.commit_of(rev)?;
         let rels = self.inventory_relative()?;
+        let (_, opts) = self.inventory_spec(true)?;
         let mut out = Vec::new();
         for rel in rels {
-            for (p, bytes) in self.repo.files_at(commit, &rel)? {
+            for (p, bytes) in self.repo.files_at(commit, &rel, opts.max_size)? {
                 out.push((
                     PathBuf::from(format!(
                         "{}:{}",

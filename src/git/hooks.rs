@@ -539,12 +539,13 @@ impl<'r> LockHistory<'r> {
         if let Some(l) = self.locks.get(&blob) {
             return Ok(l.clone());
         }
-        let bytes = self
-            .repo
-            .find_object(blob)
-            .with_context(|| format!("cannot read {} at commit {commit}", self.rel.display()))?
-            .detach()
-            .data;
+        let bytes = super::read_blob(
+            self.repo,
+            blob,
+            lock::store::MAX_LOCK_SIZE,
+            commit,
+            &self.rel,
+        )?;
         let shown = format!("{}:{}", commit.to_hex_with_len(12), self.rel.display());
         let parsed = Lock::parse_digests_only(Arc::new(lock::store::strip_bom(bytes)))
             .map_err(|e| lock::store::lock_error(Path::new(&shown), e))?;
@@ -586,14 +587,13 @@ impl<'r> LockHistory<'r> {
         let launches: HashMap<String, crate::json::Value> = match self.locks.get(&blob) {
             Some(lock) => launches_of(lock),
             None => {
-                let bytes = self
-                    .repo
-                    .find_object(blob)
-                    .with_context(|| {
-                        format!("cannot read {} at commit {commit}", self.rel.display())
-                    })?
-                    .detach()
-                    .data;
+                let bytes = super::read_blob(
+                    self.repo,
+                    blob,
+                    lock::store::MAX_LOCK_SIZE,
+                    commit,
+                    &self.rel,
+                )?;
                 let shown = format!("{}:{}", commit.to_hex_with_len(12), self.rel.display());
                 let lock = Lock::parse_digests_only(Arc::new(lock::store::strip_bom(bytes)))
                     .map_err(|e| lock::store::lock_error(Path::new(&shown), e))?;

@@ -116,13 +116,7 @@ impl Repo {
     /// says when it cannot be read).
     pub fn blob(&self, id: gix::ObjectId, commit: gix::ObjectId, rel: &Path) -> Result<Vec<u8>> {
         let repo = self.require("reading at a revision")?;
-        let object = repo.find_object(id).with_context(|| {
-            format!(
-                "cannot read {} (object {id}) at commit {commit}",
-                rel.display()
-            )
-        })?;
-        Ok(object.detach().data)
+        read_blob(repo, id, crate::lock::store::MAX_LOCK_SIZE, commit, rel)
     }
 
     /// The id of the blob at `rel` in the tree of `commit`, without reading
@@ -133,9 +127,9 @@ impl Repo {
 
     /// The inventory files at `rel` in the tree of `commit` (see
     /// [`inventory_files_at`]); an error when there are none.
-    pub fn files_at(&self, commit: gix::ObjectId, rel: &Path) -> Result<Files> {
+    pub fn files_at(&self, commit: gix::ObjectId, rel: &Path, max: u64) -> Result<Files> {
         let repo = self.require("reading at a revision")?;
-        inventory_files_at(repo, commit, rel)?.ok_or_else(|| {
+        inventory_files_at(repo, commit, rel, max)?.ok_or_else(|| {
             anyhow!(
                 "{} holds no inventory (.json or .jsonl files) at commit {commit}",
                 rel.display()
@@ -182,6 +176,33 @@ impl Repo {
 /// Files read from a tree: each path (from the top) and its bytes.
 pub type Files = Vec<(PathBuf, Vec<u8>)>;
 
+/// The bytes of blob `id` (the file at `rel` in `commit`, as an error
+/// says), refused unread when it is larger than `max` bytes: a pushed blob
+/// is untrusted input like any file, and the hooks would otherwise hold
+/// whatever size was pushed in memory.
+pub fn read_blob(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+    max: u64,
+    commit: gix::ObjectId,
+    rel: &Path,
+) -> Result<Vec<u8>> {
+    let what = || {
+        format!(
+            "cannot read {} (object {id}) at commit {commit}",
+            rel.display()
+        )
+    };
+    let size = repo.find_header(id).with_context(what)?.size();
+    if size > max {
+        anyhow::bail!(
+            "{} at commit {commit} is {size} bytes, larger than the input size cap of {max} bytes (--max-input-size, git config kams.maxInputSize)",
+            rel.display()
+        );
+    }
+    Ok(repo.find_object(id).with_context(what)?.detach().data)
+}
+
 /// The inventory files at `rel` in `commit`'s tree: the blob itself, or the
 /// `*.json` and `*.jsonl` blobs directly inside a folder, sorted; `None`
 /// when there is no such path or the folder has no such file.
@@ -189,22 +210,12 @@ pub fn inventory_files_at(
     repo: &gix::Repository,
     commit: gix::ObjectId,
     rel: &Path,
+    max: u64,
 ) -> Result<Option<Files>> {
     let Some(entry) = entry_at(repo, commit, rel, "an inventory")? else {
         return Ok(None);
     };
-    let read = |id: gix::ObjectId| -> Result<Vec<u8>> {
-        Ok(repo
-            .find_object(id)
-            .with_context(|| {
-                format!(
-                    "cannot read {} (object {id}) at commit {commit}",
-                    rel.display()
-                )
-            })?
-            .detach()
-            .data)
-    };
+    let read = |id: gix::ObjectId| -> Result<Vec<u8>> { read_blob(repo, id, max, commit, rel) };
     if entry.mode().is_blob() {
         return Ok(Some(vec![(rel.to_path_buf(), read(entry.object_id())?)]));
     }

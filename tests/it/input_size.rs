@@ -118,3 +118,44 @@ fn textconv_of_dev_zero_stops_at_the_cap() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(out.stdout.len(), 4096);
 }
+
+/// A committed inventory larger than the cap is refused unread, by `scan
+/// --inventory-at` and by the hooks (a pushed blob is untrusted input).
+#[test]
+fn a_committed_inventory_past_the_cap_is_refused_unread() {
+    let repo = repo();
+    let dir = repo.path();
+    let inv = dir.join(".kams/inventory");
+    std::fs::create_dir_all(&inv).unwrap();
+    let big = CAPTURE.replace("Reads a note.", &"x".repeat(4096));
+    std::fs::write(inv.join("notes.json"), big).unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "big inventory"]);
+    git(dir, &["config", "kams.maxInputSize", "1k"]);
+    let out = kams(dir)
+        .args(["scan", "--inventory-at", "HEAD"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("larger than the input size cap of 1024 bytes"),
+        "{}",
+        text(&out.stderr)
+    );
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    let out = kams(dir)
+        .args(["hook", "pre-receive"])
+        .write_stdin(format!(
+            "{} {} refs/heads/main\n",
+            "0".repeat(40),
+            head.trim()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("larger than the input size cap"),
+        "{}",
+        text(&out.stderr)
+    );
+}
