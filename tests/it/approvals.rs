@@ -461,3 +461,51 @@ fn a_redacted_value_cannot_hide_a_launch_change() {
     assert!(!ok, "{said}");
     assert!(said.contains("launch changed mcp-server-time"), "{said}");
 }
+
+#[test]
+fn secrets_in_arguments_and_urls_never_reach_a_capture_or_the_lock() {
+    // Issue 22, case 9: a `ghp_...` argument, from a --config outside the
+    // repository, was copied verbatim into the capture file and the lock.
+    let repo = repo();
+    let d = repo.path();
+    let outside = tempfile::tempdir().unwrap();
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_server.py");
+    let config = outside.path().join("claude_desktop_config.json");
+    std::fs::write(
+        &config,
+        serde_json::to_string(&value!({"mcpServers": {"notes": {
+            "command": "python3",
+            "args": [fixture.to_str().unwrap(), "ok", "--token", token]
+        }}}))
+        .unwrap(),
+    )
+    .unwrap();
+    let o = kams(d)
+        .args(["capture", "--yes", "--config", config.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", printed(&o));
+    let captured = std::fs::read_to_string(d.join(".kams/inventory/notes.json")).unwrap();
+    assert!(!captured.contains(token), "{captured}");
+    assert!(
+        captured.contains("\"--token\",\"<redacted sha256:"),
+        "{captured}"
+    );
+    kams(d).args(["pin", "notes", "-m", "x"]).assert();
+    if let Ok(lock) = std::fs::read_to_string(d.join("kams.lock")) {
+        assert!(!lock.contains(token), "{lock}");
+    }
+    // The URL form: userinfo and a secret query value.
+    let url = format!(
+        "http://alice:s3cr3tpass@127.0.0.1:9/mcp?api_key=sk-live-{}",
+        "0".repeat(24)
+    );
+    write_config(d, &[("web", &value!({"type": "http", "url": url}))]);
+    let o = kams_no_tty(d, &["capture"]);
+    let said = printed(&o);
+    assert!(
+        !said.contains("s3cr3tpass") && !said.contains("sk-live"),
+        "{said}"
+    );
+}
