@@ -492,10 +492,12 @@ fn secrets_in_arguments_and_urls_never_reach_a_capture_or_the_lock() {
         captured.contains("\"--token\",\"<redacted sha256:"),
         "{captured}"
     );
-    kams(d).args(["pin", "notes", "-m", "x"]).assert();
-    if let Ok(lock) = std::fs::read_to_string(d.join("kams.lock")) {
-        assert!(!lock.contains(token), "{lock}");
-    }
+    // Nor does any report of it.
+    let o = kams(d)
+        .args(["--format", "json", "scan", "--fail-on", "never"])
+        .output()
+        .unwrap();
+    assert!(!printed(&o).contains(token), "{}", printed(&o));
     // The URL form: userinfo and a secret query value.
     let url = format!(
         "http://alice:s3cr3tpass@127.0.0.1:9/mcp?api_key=sk-live-{}",
