@@ -266,64 +266,19 @@ fn unapproved_launches<'s>(
     servers: &'s [ClientServer],
 ) -> Result<Vec<(&'s ClientServer, String)>> {
     let lock = store::read(&env.lock_path()?)?.unwrap_or_default();
-    let repo = env.repo.gix();
-    let head = repo.and_then(|r| r.head_id().ok()).map(|id| id.detach());
-    let mut notes = Vec::new();
-    let policy = match (repo, head) {
-        (Some(_), Some(_)) => Some(env.policy(&mut notes)?),
-        _ => None,
-    };
-    let rel = match (repo, head) {
-        (Some(_), Some(_)) => Some(env.lock_relative()?),
-        _ => None,
-    };
-    let mut history = match (repo, &rel) {
-        (Some(r), Some(rel)) => Some(crate::git::hooks::LockHistory::new(r, rel)),
-        _ => None,
-    };
+    let mut judge = env.launch_judge(None)?;
     let mut out = Vec::new();
     for s in servers {
         let wanted = config::launch_spec(&s.entry);
         let recorded = lock.servers.get(&s.name).and_then(|l| l.launch.as_ref());
-        let why = match (recorded, &wanted) {
-            (None, _) => Some("no launch of it is recorded in kams.lock".to_string()),
-            (Some(r), Some(w)) if r != w => {
+        let why = match (recorded, &wanted, judge.as_mut()) {
+            (None, _, _) => Some("no launch of it is recorded in kams.lock".to_string()),
+            (Some(r), w, _) if Some(r) != w.as_ref() => {
                 Some("kams.lock records another launch for it".to_string())
             }
-            (Some(_), None) => Some("kams.lock records another launch for it".to_string()),
-            _ => None,
+            (Some(_), _, None) => Some(super::NO_HISTORY.to_string()),
+            (Some(r), _, Some(judge)) => judge.verdict(&s.name, r)?.err(),
         };
-        if let Some(why) = why {
-            out.push((s, why));
-            continue;
-        }
-        let (Some(history), Some(head), Some(policy)) = (history.as_mut(), head, &policy) else {
-            out.push((
-                s,
-                "kams.lock is not in a git history, so no approval commit stands behind its launch"
-                    .to_string(),
-            ));
-            continue;
-        };
-        let committed = match history.launch_at(head, &s.name) {
-            Ok(l) => l,
-            Err(e) => {
-                out.push((
-                    s,
-                    format!("the lock committed at HEAD cannot be read: {e:#}"),
-                ));
-                continue;
-            }
-        };
-        if committed != wanted {
-            out.push((
-                s,
-                "its launch in kams.lock is not committed (an approval is a commit: git kams pin)"
-                    .to_string(),
-            ));
-            continue;
-        }
-        let why = policy.launch_approval(history, head, &s.name)?.err();
         if let Some(why) = why {
             out.push((s, why));
         }

@@ -472,6 +472,29 @@ impl Env {
         crate::git::signature::Verifier::from_config(|k| self.repo.config(k), base.as_deref())
     }
 
+    /// What judges whether a launch recorded in the lock is approved, at
+    /// `rev`'s commit (`HEAD` when `None`); `None` when there is no git
+    /// history to judge in (outside a repository, or before the first
+    /// commit), where no launch is approved.
+    pub fn launch_judge(&self, rev: Option<&str>) -> Result<Option<LaunchJudge<'_>>> {
+        let Some(repo) = self.repo.gix() else {
+            return Ok(None);
+        };
+        let tip = match rev {
+            Some(rev) => self.repo.commit_of(rev)?,
+            None => match repo.head_id() {
+                Ok(id) => id.detach(),
+                Err(_) => return Ok(None),
+            },
+        };
+        let mut notes = Vec::new();
+        Ok(Some(LaunchJudge {
+            policy: self.policy(&mut notes)?,
+            history: crate::git::hooks::LockHistory::new(repo, &self.lock_relative()?),
+            tip,
+        }))
+    }
+
     /// The inventory files committed at `rev`.
     pub fn inventory_files_at(&self, rev: &str) -> Result<Vec<(PathBuf, Vec<u8>)>> {
         let commit = self.repo.commit_of(rev)?;
@@ -584,6 +607,44 @@ pub fn clock() -> Result<chrono::DateTime<chrono::Utc>> {
 pub struct Selection {
     keys: Vec<String>,
 }
+
+/// Judges launches recorded in the lock as `capture` and `status` must:
+/// approved only when the lock committed at the tip records the same
+/// launch and the commit that gave it that value meets the sign-off
+/// policy ([`crate::git::policy::Policy::launch_approval`]).
+pub struct LaunchJudge<'r> {
+    policy: crate::git::policy::Policy,
+    history: crate::git::hooks::LockHistory<'r>,
+    tip: gix::ObjectId,
+}
+
+impl LaunchJudge<'_> {
+    /// The commit that approved `launch` (the launch of `server` in the
+    /// lock being read), or why none did.
+    pub fn verdict(
+        &mut self,
+        server: &str,
+        launch: &crate::json::Value,
+    ) -> Result<std::result::Result<gix::ObjectId, String>> {
+        match self.history.launch_at(self.tip, server) {
+            Err(e) => Ok(Err(format!(
+                "the lock committed at {} cannot be read: {e:#}",
+                self.tip.to_hex_with_len(7)
+            ))),
+            Ok(at) if at.as_ref() != Some(launch) => Ok(Err(
+                "its launch in kams.lock is not committed (an approval is a commit: git kams pin)"
+                    .to_string(),
+            )),
+            Ok(_) => self
+                .policy
+                .launch_approval(&mut self.history, self.tip, server),
+        }
+    }
+}
+
+/// What a reason says when no git history can approve a launch.
+pub const NO_HISTORY: &str =
+    "kams.lock is not in a git history, so no approval commit stands behind its launch";
 
 impl Selection {
     /// Selects `keys` (all when empty).

@@ -82,41 +82,14 @@ fn launch_rows(
     if names.is_empty() {
         return Ok(Vec::new());
     }
-    let repo = env.repo.gix();
-    let tip = match (&args.at, repo) {
-        (Some(rev), _) => Some(env.repo.commit_of(rev)?),
-        (None, Some(r)) => r.head_id().ok().map(|id| id.detach()),
-        (None, None) => None,
-    };
-    let mut notes = Vec::new();
-    let policy = match tip {
-        Some(_) => Some(env.policy(&mut notes)?),
-        None => None,
-    };
-    let rel = match tip {
-        Some(_) => Some(env.lock_relative()?),
-        None => None,
-    };
-    let mut history = match (repo, &rel) {
-        (Some(r), Some(rel)) => Some(crate::git::hooks::LockHistory::new(r, rel)),
-        _ => None,
-    };
+    let mut judge = env.launch_judge(args.at.as_deref())?;
     let mut out = Vec::new();
     for name in names {
         let locked = lock.servers.get(name).and_then(|s| s.launch.as_ref());
-        let approval = match (locked, history.as_mut(), tip, &policy) {
-            (None, ..) => None,
-            (Some(l), Some(h), Some(tip), Some(policy)) => Some(match h.launch_at(tip, name) {
-                Err(e) => Err(format!("the lock committed there cannot be read: {e:#}")),
-                Ok(at) if at.as_ref() != Some(l) => {
-                    Err("its launch in kams.lock is not committed".to_string())
-                }
-                Ok(_) => policy.launch_approval(h, tip, name)?,
-            }),
-            (Some(_), ..) => Some(Err(
-                "kams.lock is not in a git history, so no approval commit stands behind its launch"
-                    .to_string(),
-            )),
+        let approval = match (locked, judge.as_mut()) {
+            (None, _) => None,
+            (Some(l), Some(judge)) => Some(judge.verdict(name, l)?),
+            (Some(_), None) => Some(Err(super::NO_HISTORY.to_string())),
         };
         out.push(LaunchRow {
             server: name.clone(),

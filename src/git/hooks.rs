@@ -539,6 +539,13 @@ impl<'r> LockHistory<'r> {
         if let Some(l) = self.locks.get(&blob) {
             return Ok(l.clone());
         }
+        let parsed = Arc::new(self.read(commit, blob)?);
+        self.locks.insert(blob, parsed.clone());
+        Ok(parsed)
+    }
+
+    /// Reads and verifies (digests only) the lock in `blob`, `commit`'s.
+    fn read(&self, commit: ObjectId, blob: ObjectId) -> Result<Lock> {
         let bytes = super::read_blob(
             self.repo,
             blob,
@@ -547,11 +554,8 @@ impl<'r> LockHistory<'r> {
             &self.rel,
         )?;
         let shown = format!("{}:{}", commit.to_hex_with_len(12), self.rel.display());
-        let parsed = Lock::parse_digests_only(Arc::new(lock::store::strip_bom(bytes)))
-            .map_err(|e| lock::store::lock_error(Path::new(&shown), e))?;
-        let parsed = Arc::new(parsed);
-        self.locks.insert(blob, parsed.clone());
-        Ok(parsed)
+        Lock::parse_digests_only(Arc::new(lock::store::strip_bom(bytes)))
+            .map_err(|e| lock::store::lock_error(Path::new(&shown), e))
     }
 
     /// The commit where the histories of `a` and `b` meet (`None`: they
@@ -586,19 +590,7 @@ impl<'r> LockHistory<'r> {
         }
         let launches: HashMap<String, crate::json::Value> = match self.locks.get(&blob) {
             Some(lock) => launches_of(lock),
-            None => {
-                let bytes = super::read_blob(
-                    self.repo,
-                    blob,
-                    lock::store::MAX_LOCK_SIZE,
-                    commit,
-                    &self.rel,
-                )?;
-                let shown = format!("{}:{}", commit.to_hex_with_len(12), self.rel.display());
-                let lock = Lock::parse_digests_only(Arc::new(lock::store::strip_bom(bytes)))
-                    .map_err(|e| lock::store::lock_error(Path::new(&shown), e))?;
-                launches_of(&lock)
-            }
+            None => launches_of(&self.read(commit, blob)?),
         };
         let launch = launches.get(server).cloned();
         self.launches.insert(blob, Arc::new(launches));

@@ -10,23 +10,8 @@ use std::process::Output;
 
 use serde_json::{json as value, Value};
 
-use crate::common::{copy, git, kams, real, repo, with_kams_on_path};
-
-/// Runs git with the hooks able to find `git kams`.
-fn run(dir: &Path, args: &[&str]) -> Output {
-    with_kams_on_path("git", dir)
-        .args(args)
-        .output()
-        .expect("git runs")
-}
-
-fn printed(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use crate::common::{copy, git, kams, real, repo};
+use crate::hooks::{printed, run};
 
 /// A work repository and a bare `origin` whose pre-receive hook is
 /// installed and whose only approver is Rita (the work repository's user).
@@ -137,6 +122,27 @@ fn kams_no_tty(dir: &Path, args: &[&str]) -> Output {
         .timeout(std::time::Duration::from_secs(60))
         .output()
         .unwrap()
+}
+
+/// The attack of case 3: an unsigned merge of `newer` and `older` (an
+/// ancestor of it) whose tree is `older`'s, checked out; its id.
+fn rollback_merge(dir: &Path, newer: &str, older: &str) -> String {
+    let m = git(
+        dir,
+        &[
+            "commit-tree",
+            "-p",
+            newer,
+            "-p",
+            older,
+            "-m",
+            "Merge old work",
+            &format!("{older}^{{tree}}"),
+        ],
+    );
+    let m = m.trim().to_string();
+    git(dir, &["reset", "-q", "--hard", &m]);
+    m
 }
 
 fn marker() -> (tempfile::TempDir, PathBuf) {
@@ -277,20 +283,7 @@ fn an_unsigned_merge_cannot_roll_a_launch_back() {
     commit(d, "C: helper v2", true);
     assert!(r.push().0);
 
-    let m = git(
-        d,
-        &[
-            "commit-tree",
-            "-p",
-            "HEAD",
-            "-p",
-            &b,
-            "-m",
-            "Merge old work",
-            &format!("{b}^{{tree}}"),
-        ],
-    );
-    git(d, &["reset", "-q", "--hard", m.trim()]);
+    let m = rollback_merge(d, "HEAD", &b);
     let (ok, said) = r.push();
     assert!(!ok, "{said}");
     assert!(said.contains("launch changed helper"), "{said}");
@@ -342,21 +335,8 @@ fn an_unsigned_merge_cannot_roll_an_approval_back() {
     let r = Remote::new();
     let d = r.dir();
     let (b, c) = pinned_twice(&r);
-    let m = git(
-        d,
-        &[
-            "commit-tree",
-            "-p",
-            &c,
-            "-p",
-            &b,
-            "-m",
-            "Merge old work",
-            &format!("{b}^{{tree}}"),
-        ],
-    );
-    let m = m.trim();
-    git(d, &["reset", "-q", "--hard", m]);
+    let m = rollback_merge(d, &c, &b);
+    let m = m.as_str();
     let before = r.remote_main();
     let (ok, said) = r.push();
     assert!(!ok, "{said}");
