@@ -298,33 +298,23 @@ fn an_unsigned_merge_cannot_roll_a_launch_back() {
     assert!(!old.exists());
 }
 
+/// The time server's capture `file` in the inventory, pinned and
+/// committed signed off as `message`; the commit's id.
+fn pin_version(dir: &Path, file: &str, message: &str) -> String {
+    copy(&real(file), dir, ".kams/inventory/time.json");
+    kams(dir)
+        .args(["pin", "--no-commit", "-m", message])
+        .assert()
+        .success();
+    commit(dir, message, true);
+    git(dir, &["rev-parse", "HEAD"]).trim().to_string()
+}
+
 /// The time server pinned (v1) and re-pinned (v2), both signed off and pushed.
 fn pinned_twice(r: &Remote) -> (String, String) {
     let d = r.dir();
-    copy(
-        &real("mcp-server-time@0.6.2.json"),
-        d,
-        ".kams/inventory/time.json",
-    );
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-q", "-m", "inventory"]);
-    kams(d)
-        .args(["pin", "--no-commit", "-m", "v1"])
-        .assert()
-        .success();
-    commit(d, "B: pin v1", true);
-    let b = git(d, &["rev-parse", "HEAD"]).trim().to_string();
-    copy(
-        &real("mcp-server-time@2026.10.19.json"),
-        d,
-        ".kams/inventory/time.json",
-    );
-    kams(d)
-        .args(["pin", "--no-commit", "-m", "v2"])
-        .assert()
-        .success();
-    commit(d, "C: re-pin v2", true);
-    let c = git(d, &["rev-parse", "HEAD"]).trim().to_string();
+    let b = pin_version(d, "mcp-server-time@0.6.2.json", "B: pin v1");
+    let c = pin_version(d, "mcp-server-time@2026.10.19.json", "C: re-pin v2");
     let (ok, said) = r.push();
     assert!(ok, "{said}");
     (b, c)
@@ -368,31 +358,11 @@ fn an_unsigned_merge_cannot_roll_an_approval_back() {
 fn a_merge_of_a_branch_that_approved_needs_no_second_sign_off() {
     let r = Remote::new();
     let d = r.dir();
-    copy(
-        &real("mcp-server-time@0.6.2.json"),
-        d,
-        ".kams/inventory/time.json",
-    );
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-q", "-m", "inventory"]);
-    kams(d)
-        .args(["pin", "--no-commit", "-m", "v1"])
-        .assert()
-        .success();
-    commit(d, "pin v1", true);
+    pin_version(d, "mcp-server-time@0.6.2.json", "pin v1");
     assert!(r.push().0);
     // A branch re-pins (signed off); main moves on elsewhere; an unsigned merge.
     git(d, &["checkout", "-q", "-b", "topic"]);
-    copy(
-        &real("mcp-server-time@2026.10.19.json"),
-        d,
-        ".kams/inventory/time.json",
-    );
-    kams(d)
-        .args(["pin", "--no-commit", "-m", "v2"])
-        .assert()
-        .success();
-    commit(d, "re-pin v2", true);
+    pin_version(d, "mcp-server-time@2026.10.19.json", "re-pin v2");
     git(d, &["checkout", "-q", "main"]);
     std::fs::write(d.join("NOTES"), "other work\n").unwrap();
     commit(d, "other work", false);
