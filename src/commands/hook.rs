@@ -544,18 +544,19 @@ fn report(
 ) -> Result<()> {
     match format {
         PlainFormat::Text => {
-            emit(out, |o| {
-                for p in &check.problems {
-                    writeln!(
-                        o,
-                        "{}: {}; fix: {}",
-                        escape_display(&p.ref_name),
-                        escape_display(&p.message),
-                        escape_display(&p.fix)
-                    )?;
-                }
-                Ok(())
-            })?;
+            // Everything a hook says goes to stderr: git passes a pre-push
+            // hook's stdout through to its own, where `git push
+            // --porcelain` output is read by tools, and `git push 2>log`
+            // would lose the reasons.
+            for p in &check.problems {
+                let _ = writeln!(
+                    err,
+                    "{}: {}; fix: {}",
+                    escape_display(&p.ref_name),
+                    escape_display(&p.message),
+                    escape_display(&p.fix)
+                );
+            }
             for n in &check.notes {
                 let _ = writeln!(err, "git kams: note: {n}");
             }

@@ -707,7 +707,8 @@ fn the_hook_reads_stdin_directly_as_ci_would_feed_it() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.stdout.is_empty(), "a hook speaks on stderr");
+    let text = stderr(&out);
     assert!(
         text.contains(
             "without a signature (kams.requireSigned); fix: git commit --amend --no-edit -S"
@@ -986,4 +987,40 @@ fn a_tag_of_a_tree_or_a_blob_is_refused_by_the_remote_hook() {
             "refs/tags/old-tree",
         ],
     );
+}
+
+/// Issue 23, item 6: git passes a pre-push hook's stdout through to its
+/// own, so `git push --porcelain` (read by tools) got the hook's problem
+/// lines mixed in, and `git push 2>log` lost them.
+#[test]
+fn a_refusing_hook_speaks_on_stderr_only() {
+    let s = Setup::approved();
+    let d = s.dir();
+    inventory(d, "mcp-server-time@2026.10.19.json");
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "time server update, unapproved"]);
+    let o = run(d, &["push", "--porcelain", "origin", "main"]);
+    assert!(!o.status.success(), "{}", printed(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !stdout.contains("since it was pinned") && !stdout.contains("fix:"),
+        "{stdout}"
+    );
+    assert!(
+        stderr(&o).contains("since it was pinned (")
+            && stderr(&o).contains("; fix: git kams pin mcp-server-time/"),
+        "{}",
+        stderr(&o)
+    );
+    // The JSON document keeps stdout.
+    let head = rev(d, "HEAD").unwrap();
+    let out = kams(d)
+        .args(["--format", "json", "hook", "pre-receive"])
+        .write_stdin(format!("{} {head} refs/heads/main\n", "0".repeat(40)))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(json(&out.stdout)["problems"]
+        .as_array()
+        .is_some_and(|p| !p.is_empty()));
 }
