@@ -62,24 +62,24 @@ pub fn hooks_dir(repo: &gix::Repository, top: Option<&Path>, hooks_path: Option<
     }
 }
 
-/// The block git-kams owns in `hook`'s file. It reads git's input once,
-/// hands it to `git kams hook`, stops the hook with that status on failure,
-/// and otherwise replays the input for the user's own lines below it.
+/// The hooks as a server administrator installs them by hand: the files
+/// in the repository's `hooks/` folder, embedded here so that `init`
+/// installs exactly what they say.
+const PRE_PUSH_FILE: &str = include_str!("../../hooks/pre-push");
+const PRE_RECEIVE_FILE: &str = include_str!("../../hooks/pre-receive");
+
+/// The block git-kams owns in `hook`'s file (the file of `hooks/` without
+/// its `#!` line). It reads git's input once, hands it to `git kams
+/// hook`, stops the hook with that status on failure, and otherwise
+/// replays the input for the user's own lines below it.
 pub fn block(hook: Hook) -> String {
-    format!(
-        "{BEGIN}
-# Installed by `git kams init`, which rewrites only this block; the rest of
-# the file is yours. Refuses refs that carry unapproved MCP tool drift or an
-# approval without a valid sign-off, then hands git's input on.
-kams_input=$(cat)
-printf '%s\\n' \"$kams_input\" | git kams hook {} \"$@\" || exit $?
-exec <<kams_input_end
-$kams_input
-kams_input_end
-{END}
-",
-        hook.name()
-    )
+    let file = match hook {
+        Hook::PrePush => PRE_PUSH_FILE,
+        Hook::PreReceive => PRE_RECEIVE_FILE,
+    };
+    file.split_once('\n')
+        .map_or(file, |(_, rest)| rest)
+        .to_string()
 }
 
 /// Shells whose syntax the block is written in.
@@ -839,6 +839,18 @@ mod tests {
             bare.starts_with("#!/bin/sh\n") && bare.ends_with(&format!("{END}\necho hi")),
             "{bare}"
         );
+    }
+
+    #[test]
+    fn init_installs_exactly_the_files_of_the_hooks_folder() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks");
+        for hook in [Hook::PrePush, Hook::PreReceive] {
+            let file = std::fs::read_to_string(dir.join(hook.name())).unwrap();
+            assert_eq!(with_shim(None, hook).unwrap(), file, "{}", hook.name());
+            assert!(file.starts_with(&format!("#!/bin/sh\n{BEGIN}\n")));
+            assert!(file.ends_with(&format!("{END}\n")));
+            assert!(file.contains(&format!("git kams hook {} \"$@\" || exit $?", hook.name())));
+        }
     }
 
     #[test]
