@@ -351,7 +351,7 @@ impl Check<'_> {
                 .map(|p| crate::text::shown_path(p))
                 .collect();
             self.notes.push(format!(
-                "{}: no inventory is committed at {} ({}): the drift check is skipped there",
+                "{}: no inventory is committed at {} ({}): the drift check is skipped there; commit the inventory with its approval (`git kams pin -m NOTE` does), since the drift check compares the committed inventory with the committed lock",
                 escape_display(ref_name),
                 short(tip),
                 paths.join(", ")

@@ -159,7 +159,15 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
         body.push_str(n);
     }
     let message = commit_message(&subject, &body, &who, &lines);
-    let done = write_approval(env, guard, &lock, &path, a.no_commit, &message)?;
+    let done = write_approval(
+        env,
+        guard,
+        &lock,
+        &path,
+        a.no_commit,
+        &message,
+        &super::pin::Reviewed::Files(Vec::new()),
+    )?;
     report.write(format, &Outcome::Done(pinned, done), out)?;
     Ok(0)
 }

@@ -6,7 +6,7 @@
 //! Pinning a whole server also records its current launch.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
@@ -111,6 +111,57 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
             }
             (Some(entry), None) => actions.push(Action::Remove(server, tool, entry.clone())),
             (None, None) => {}
+        }
+    }
+    let approved: Vec<String> = actions
+        .iter()
+        .map(|a| match a {
+            Action::Pin(s, ..) | Action::Launch(s, ..) | Action::Remove(s, ..) => s.clone(),
+        })
+        .collect();
+    let reviewed = if args.keys.is_empty() {
+        let all: Vec<String> = inventory.servers.keys().cloned().collect();
+        Reviewed::Whole(files_of(&inventory, &all))
+    } else {
+        Reviewed::Files(files_of(&inventory, &approved))
+    };
+    if actions.is_empty() && !args.no_commit {
+        // Pinned and unchanged, but the inventory they were approved from
+        // is not committed as it is (an approval made before pin committed
+        // it, or by hand): the hooks compare the committed inventory, so
+        // it goes into a commit of its own, signed off like an approval.
+        let selected: Vec<String> = all
+            .iter()
+            .filter(|p| selection.matches(p.server, p.tool))
+            .map(|p| p.server.to_string())
+            .collect();
+        let in_commit = match &reviewed {
+            Reviewed::Whole(f) => Reviewed::Whole(f.clone()),
+            Reviewed::Files(_) => Reviewed::Files(files_of(&inventory, &selected)),
+        };
+        let stale = inventory_not_committed(env, &in_commit)?;
+        if !stale.is_empty() {
+            let lines: Vec<String> = stale
+                .iter()
+                .map(|p| format!("inventory {}", escape_display(&p.display().to_string())))
+                .collect();
+            let subject = format!(
+                "kams: commit the reviewed inventory ({} file{})",
+                stale.len(),
+                if stale.len() == 1 { "" } else { "s" }
+            );
+            let message = commit_message(&subject, &args.note, &who, &lines);
+            let done = write_approval(env, guard, &lock, &path, false, &message, &in_commit)?;
+            emit(out, |o| {
+                for l in &lines {
+                    writeln!(o, "{l}")?;
+                }
+                writeln!(
+                    o,
+                    "the selected entries are pinned and unchanged; their inventory was not committed as reviewed: {done}"
+                )
+            })?;
+            return Ok(0);
         }
     }
     if actions.is_empty() {
@@ -223,7 +274,15 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
     }
     lock.tidy();
     let message = approval_message(&args.note, &who, &lines);
-    let done = write_approval(env, guard, &lock, &path, args.no_commit, &message)?;
+    let done = write_approval(
+        env,
+        guard,
+        &lock,
+        &path,
+        args.no_commit,
+        &message,
+        &reviewed,
+    )?;
     emit(out, |o| {
         for l in &lines {
             writeln!(o, "{l}")?;
@@ -291,6 +350,7 @@ pub fn write_approval(
     path: &Path,
     no_commit: bool,
     message: &str,
+    reviewed: &Reviewed,
 ) -> Result<Written> {
     let commit_in = if no_commit {
         None
@@ -311,14 +371,114 @@ pub fn write_approval(
     }
     let message = crate::git::commit::run_commit_msg_hook(repo, message)?;
     guard.commit(lock)?;
-    let id = crate::git::commit::commit_file(repo, claim, &rel, &message).map_err(|e| {
-        anyhow::anyhow!(
-            "{e:#}; {} was written but not committed: commit it with `git commit -s {}`",
-            crate::text::shown_path(path),
-            rel.display()
-        )
-    })?;
+    let mut rels = vec![rel.clone()];
+    rels.extend(reviewed_in_tree(env, reviewed.files()));
+    let removed = match reviewed {
+        Reviewed::Whole(_) => removed_inventory(env, repo)?,
+        Reviewed::Files(_) => Vec::new(),
+    };
+    let id =
+        crate::git::commit::commit_files(repo, claim, &rels, &removed, &message).map_err(|e| {
+            anyhow::anyhow!(
+                "{e:#}; {} was written but not committed: commit it with `git commit -s {}`",
+                crate::text::shown_path(path),
+                rel.display()
+            )
+        })?;
     Ok(Written::Commit(id, rel))
+}
+
+/// The inventory files an approval was made from, as paths in the work
+/// tree: they go into the approval commit with the lock, since the hooks
+/// compare the committed inventory with the committed lock. Files outside
+/// the work tree, and anything that is not a regular file, stay out.
+fn reviewed_in_tree(env: &Env, reviewed: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = reviewed
+        .iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+        .filter_map(|p| env.repo.relative(p).ok())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What an approval reviewed of the inventory, and so what of it goes into
+/// the approval commit.
+pub enum Reviewed {
+    /// The files of the approved servers (a server of a multi-server file
+    /// brings the whole file); nothing is removed.
+    Files(Vec<PathBuf>),
+    /// The whole inventory (a `pin` of everything): every file, and the
+    /// committed inventory files the work tree no longer has are removed.
+    Whole(Vec<PathBuf>),
+}
+
+impl Reviewed {
+    fn files(&self) -> &[PathBuf] {
+        match self {
+            Reviewed::Files(f) | Reviewed::Whole(f) => f,
+        }
+    }
+}
+
+/// The inventory files that hold `servers`.
+fn files_of(inventory: &Inventory, servers: &[String]) -> Vec<PathBuf> {
+    servers
+        .iter()
+        .filter_map(|s| inventory.servers.get(s).map(|s| s.source.clone()))
+        .collect()
+}
+
+/// The paths in the work tree of the `reviewed` inventory files whose
+/// content differs from HEAD's (or that HEAD lacks), and of those HEAD has
+/// that the work tree no longer has (for the whole inventory).
+fn inventory_not_committed(env: &Env, reviewed: &Reviewed) -> Result<Vec<PathBuf>> {
+    let Some(repo) = env.repo.gix() else {
+        return Ok(Vec::new());
+    };
+    if env.repo.workdir.is_none() {
+        return Ok(Vec::new());
+    }
+    let head = env.repo.commit_of("HEAD").ok();
+    let mut out = Vec::new();
+    for rel in reviewed_in_tree(env, reviewed.files()) {
+        let on_disk = env.repo.workdir.as_ref().map(|t| t.join(&rel));
+        let now = on_disk.and_then(|p| {
+            crate::files::read_existing(&p, crate::lock::store::MAX_LOCK_SIZE)
+                .ok()
+                .flatten()
+        });
+        let committed = head.and_then(|h| env.repo.blob_at(h, &rel).ok().flatten());
+        if now.is_some() && committed.map(|(_, b)| b) != now {
+            out.push(rel);
+        }
+    }
+    if matches!(reviewed, Reviewed::Whole(_)) {
+        out.extend(removed_inventory(env, repo)?);
+    }
+    Ok(out)
+}
+
+/// The inventory files committed at HEAD that the work tree no longer has.
+fn removed_inventory(env: &Env, repo: &gix::Repository) -> Result<Vec<PathBuf>> {
+    let (Ok(head), Some(top)) = (repo.head_id(), env.repo.workdir.as_ref()) else {
+        return Ok(Vec::new());
+    };
+    let (_, opts) = env.inventory_spec(true)?;
+    let mut out = Vec::new();
+    for rel in env.inventory_relative()? {
+        let Some(files) = crate::git::inventory_files_at(repo, head.detach(), &rel, opts.max_size)?
+        else {
+            continue;
+        };
+        for (path, _) in files {
+            if std::fs::symlink_metadata(top.join(&path)).is_err() {
+                out.push(path);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The lock's path in the work tree when its content differs from HEAD's

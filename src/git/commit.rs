@@ -91,22 +91,28 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Commits the work tree's file `rel` (already written) on top of HEAD,
-/// with only that path changed, then updates its index entry. Returns the
-/// new commit's id.
-pub fn commit_file(
+/// Commits the work tree's files `rels` (already written: the lock, and
+/// the inventory files it was approved from) on top of HEAD, with only
+/// those paths changed, then updates their index entries. Returns the new
+/// commit's id.
+pub fn commit_files(
     repo: &gix::Repository,
     claim: IndexClaim,
-    rel: &Path,
+    rels: &[std::path::PathBuf],
+    removed: &[std::path::PathBuf],
     message: &str,
 ) -> Result<gix::ObjectId> {
     let top = repo
         .workdir()
         .ok_or_else(|| anyhow!("approval commits need a work tree"))?;
-    let on_disk = top.join(rel);
-    let bytes = crate::files::read_existing(&on_disk, crate::lock::store::MAX_LOCK_SIZE)?
-        .ok_or_else(|| anyhow!("{}: no such file", on_disk.display()))?;
-    let blob = repo.write_blob(&bytes)?.detach();
+    let mut files = Vec::with_capacity(rels.len());
+    for rel in rels {
+        let on_disk = top.join(rel);
+        let bytes = crate::files::read_existing(&on_disk, crate::lock::store::MAX_LOCK_SIZE)?
+            .ok_or_else(|| anyhow!("{}: no such file", on_disk.display()))?;
+        let blob = repo.write_blob(&bytes)?.detach();
+        files.push((gix::path::into_bstr(rel)?.into_owned(), blob, on_disk));
+    }
 
     let head = repo.head()?;
     let parent = head.id().map(|id| id.detach());
@@ -114,13 +120,16 @@ pub fn commit_file(
         Some(p) => repo.find_commit(p)?.tree_id()?.detach(),
         None => gix::ObjectId::empty_tree(repo.object_hash()),
     };
-    let rel_bytes = gix::path::into_bstr(rel)?.into_owned();
     let mut editor = repo.edit_tree(base_tree)?;
-    editor.upsert(
-        rel_bytes.as_bstr(),
-        gix::object::tree::EntryKind::Blob,
-        blob,
-    )?;
+    for (rel, blob, _) in &files {
+        editor.upsert(rel.as_bstr(), gix::object::tree::EntryKind::Blob, *blob)?;
+    }
+    let mut gone = Vec::with_capacity(removed.len());
+    for rel in removed {
+        let rel = gix::path::into_bstr(rel)?.into_owned();
+        editor.remove(rel.as_bstr())?;
+        gone.push(rel);
+    }
     let tree = editor.write()?.detach();
 
     let committer = repo.committer().ok_or_else(|| {
@@ -148,7 +157,7 @@ pub fn commit_file(
     // The index first, then HEAD: stopped in between, the approval is a
     // staged change that the next pin points out, never a HEAD whose index
     // looks like a staged revert of it.
-    update_index(repo, claim, rel_bytes.as_bstr(), blob, &on_disk)?;
+    update_index(repo, claim, &files, &gone)?;
 
     use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
     use gix::refs::Target;
@@ -180,14 +189,14 @@ pub fn commit_file(
     Ok(id)
 }
 
-/// Points the index entry of `path` at `blob` with fresh stat data (adding
-/// it when new), drops the cache-tree, and writes the index under `claim`.
+/// Points the index entry of each path at its blob with fresh stat data
+/// (adding it when new), drops the cache-tree, and writes the index under
+/// `claim`.
 fn update_index(
     repo: &gix::Repository,
     mut claim: IndexClaim,
-    path: &BStr,
-    blob: gix::ObjectId,
-    on_disk: &Path,
+    files: &[(gix::bstr::BString, gix::ObjectId, std::path::PathBuf)],
+    gone: &[gix::bstr::BString],
 ) -> Result<()> {
     let mut index = if repo.index_path().exists() {
         repo.open_index()?
@@ -197,24 +206,30 @@ fn update_index(
             repo.index_path(),
         )
     };
-    let meta = gix::index::fs::Metadata::from_path_no_follow(on_disk)?;
-    let stat = gix::index::entry::Stat::from_fs(&meta)?;
-    match index.entry_index_by_path(path) {
-        Ok(i) => {
-            let entry = &mut index.entries_mut()[i];
-            entry.id = blob;
-            entry.stat = stat;
+    for (path, blob, on_disk) in files {
+        let path: &BStr = path.as_bstr();
+        let meta = gix::index::fs::Metadata::from_path_no_follow(on_disk)?;
+        let stat = gix::index::entry::Stat::from_fs(&meta)?;
+        match index.entry_index_by_path(path) {
+            Ok(i) => {
+                let entry = &mut index.entries_mut()[i];
+                entry.id = *blob;
+                entry.stat = stat;
+            }
+            Err(_) => {
+                index.dangerously_push_entry(
+                    stat,
+                    *blob,
+                    gix::index::entry::Flags::empty(),
+                    gix::index::entry::Mode::FILE,
+                    path,
+                );
+                index.sort_entries();
+            }
         }
-        Err(_) => {
-            index.dangerously_push_entry(
-                stat,
-                blob,
-                gix::index::entry::Flags::empty(),
-                gix::index::entry::Mode::FILE,
-                path,
-            );
-            index.sort_entries();
-        }
+    }
+    if !gone.is_empty() {
+        index.remove_entries(|_, path, _| gone.iter().any(|g| g.as_bstr() == path));
     }
     index.remove_tree();
     index.write_to(&mut claim.lock, gix::index::write::Options::default())?;

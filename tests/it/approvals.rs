@@ -461,3 +461,71 @@ fn secrets_in_arguments_and_urls_never_reach_a_capture_or_the_lock() {
         "{said}"
     );
 }
+
+/// Issue 23, item 4: after `pin`, the push was refused, and the fix it
+/// printed (`git kams pin SERVER/TOOL -m NOTE`) said "nothing to pin": pin
+/// committed only kams.lock, and the hooks compare the committed inventory.
+#[test]
+fn after_pin_the_push_passes_and_every_fix_the_hook_prints_works() {
+    let r = Remote::new();
+    let d = r.dir();
+    kams(d).arg("init").assert().success();
+    std::fs::write(d.join("README"), "project\n").unwrap();
+    commit(d, "start", true);
+    assert!(r.push().0);
+
+    // The first day: capture (here: a capture file), pin, push.
+    copy(
+        &real("mcp-server-time@0.6.2.json"),
+        d,
+        ".kams/inventory/time.json",
+    );
+    kams(d).args(["pin", "-m", "reviewed"]).assert().success();
+    assert_eq!(
+        git(d, &["show", "--name-only", "--format=", "HEAD"]),
+        ".kams/inventory/time.json\nkams.lock\n",
+        "the approval commit holds what the hooks check"
+    );
+    let o = run(d, &["push", "origin", "main"]);
+    assert!(o.status.success(), "{}", printed(&o));
+
+    // An approval that committed the lock alone (as pin used to): refused,
+    // and the printed fix, followed literally, makes the push pass.
+    copy(
+        &real("mcp-server-time@2026.10.19.json"),
+        d,
+        ".kams/inventory/time.json",
+    );
+    kams(d)
+        .args(["pin", "--no-commit", "-m", "v2"])
+        .assert()
+        .success();
+    git(d, &["commit", "-q", "-s", "-m", "approve v2", "kams.lock"]);
+    let o = run(d, &["push", "origin", "main"]);
+    let said = printed(&o);
+    assert!(!o.status.success(), "{said}");
+    let fixes: Vec<String> = said
+        .lines()
+        .filter_map(|l| l.split_once("; fix: ").map(|(_, f)| f.to_string()))
+        .collect();
+    assert!(!fixes.is_empty(), "{said}");
+    for fix in &fixes {
+        let words: Vec<&str> = fix.split_whitespace().collect();
+        assert_eq!(&words[..3], ["git", "kams", "pin"], "{fix}");
+        let args: Vec<&str> = words[2..]
+            .iter()
+            .map(|w| {
+                if *w == "NOTE" {
+                    "following the hook's fix"
+                } else {
+                    w
+                }
+            })
+            .collect();
+        let o = kams(d).args(&args).output().unwrap();
+        assert!(o.status.success(), "{fix}: {}", printed(&o));
+    }
+    let o = run(d, &["push", "origin", "main"]);
+    assert!(o.status.success(), "{}", printed(&o));
+    assert!(git(d, &["status", "--porcelain"]).is_empty());
+}

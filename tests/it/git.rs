@@ -21,7 +21,7 @@ fn hook(dir: &Path, name: &str, body: &str) {
 }
 
 #[test]
-fn pin_commits_only_the_lock_and_leaves_other_work_alone() {
+fn pin_commits_the_lock_and_its_inventory_and_leaves_other_work_alone() {
     let repo = repo();
     let dir = repo.path();
     std::fs::write(dir.join("notes.txt"), "one\n").unwrap();
@@ -38,8 +38,13 @@ fn pin_commits_only_the_lock_and_leaves_other_work_alone() {
         .assert()
         .success();
 
+    // The lock and the inventory it was approved from (the hooks compare
+    // the two as committed), nothing else.
     let files = git(dir, &["show", "--name-only", "--format=", "HEAD"]);
-    assert_eq!(files, "kams.lock\n");
+    assert_eq!(
+        files,
+        ".kams/inventory/mcp-server-time@0.6.2.json\nkams.lock\n"
+    );
     let message = git(dir, &["log", "-1", "--format=%B"]);
     assert!(
         message.starts_with("kams: approve 3 entries of mcp-server-time\n"),
@@ -58,8 +63,8 @@ fn pin_commits_only_the_lock_and_leaves_other_work_alone() {
     );
     let status = git(dir, &["status", "--porcelain"]);
     assert_eq!(
-        status, " M notes.txt\nA  staged.txt\n?? .kams/\n",
-        "the index agrees with HEAD for kams.lock"
+        status, " M notes.txt\nA  staged.txt\n",
+        "the index agrees with HEAD for kams.lock and the inventory"
     );
     // A later ordinary commit must not revert kams.lock (stale cache-tree trap).
     git(dir, &["commit", "-qm", "user work"]);
@@ -102,7 +107,7 @@ fn pin_in_a_repository_without_commits_and_with_no_commit() {
     assert_eq!(git(dir, &["rev-list", "--count", "HEAD"]), "1\n");
     assert_eq!(
         git(dir, &["show", "--name-only", "--format=", "HEAD"]),
-        "kams.lock\n"
+        ".kams/inventory/mcp-server-time@0.6.2.json\nkams.lock\n"
     );
 }
 
@@ -185,14 +190,11 @@ fn at_reads_the_lock_of_any_revision_without_touching_the_work_tree() {
     let repo = repo();
     let dir = repo.path();
     inventory(dir, "server-memory@0.6.2.json");
+    // The approval commit holds the inventory too.
     kams(dir).args(["pin", "-m", "v1"]).assert().success();
-    git(dir, &["add", ".kams"]);
-    git(dir, &["commit", "-qm", "inventory v1"]);
     git(dir, &["tag", "v1"]);
     inventory(dir, "server-memory@2026.8.31.json");
     kams(dir).args(["pin", "-m", "v2"]).assert().success();
-    git(dir, &["add", ".kams"]);
-    git(dir, &["commit", "-qm", "inventory v2"]);
     let lock_now = std::fs::read(dir.join("kams.lock")).unwrap();
 
     kams(dir).arg("scan").assert().code(0);
@@ -208,7 +210,7 @@ fn at_reads_the_lock_of_any_revision_without_touching_the_work_tree() {
         .unwrap()
         .iter()
         .any(|f| f["class"] == "drift"));
-    kams(dir).args(["diff", "--at", "HEAD~2"]).assert().code(1);
+    kams(dir).args(["diff", "--at", "HEAD~1"]).assert().code(1);
     // The committed inventory of v1 against the lock of v1: clean.
     kams(dir)
         .args(["scan", "--at", "v1", "--inventory-at", "v1"])
@@ -261,7 +263,7 @@ fn at_follows_a_lock_moved_by_config_and_works_from_a_subfolder() {
     kams(dir).args(["pin", "-m", "moved"]).assert().success();
     assert_eq!(
         git(dir, &["show", "--name-only", "--format=", "HEAD"]),
-        "policy/kams.lock\n"
+        ".kams/inventory/mcp-server-time@0.6.2.json\npolicy/kams.lock\n"
     );
     kams(&dir.join("policy"))
         .args(["status", "--at", "HEAD"])
@@ -316,7 +318,7 @@ fn pin_commits_on_a_detached_head_and_in_a_linked_worktree() {
     );
     assert_eq!(
         git(&linked, &["show", "--name-only", "--format=", "HEAD"]),
-        "kams.lock\n"
+        ".kams/inventory/mcp-server-time@2026.10.19.json\nkams.lock\n"
     );
     assert!(git(&linked, &["status", "--porcelain", "kams.lock"]).is_empty());
 }

@@ -747,7 +747,8 @@ fn no_committed_inventory_skips_the_drift_check_with_a_note_and_a_shallow_clone_
     let text = accepted(d, &["push", "origin", "main"]);
     assert!(
         text.contains("no inventory is committed at ")
-            && text.contains("the drift check is skipped"),
+            && text.contains("the drift check is skipped")
+            && text.contains("git kams pin -m NOTE"),
         "{text}"
     );
 
