@@ -26,8 +26,9 @@ use crate::lock::diff::ChangeKind;
 
 /// First bytes of the file; the number is the layout's version.
 // 2: walks list a merge that takes a parent's lock back over its first
-// parent's changes (a rollback); walks remembered before are not reused.
-const MAGIC: &[u8; 12] = b"kams-log\0\0\0\x02";
+// parent's changes (a rollback); 3: a launch change carries no entry's
+// approval. What was remembered before is not reused.
+const MAGIC: &[u8; 12] = b"kams-log\0\0\0\x03";
 
 /// Who wrote it: a release of git-kams may describe changes differently,
 /// so another one's answers are not reused.

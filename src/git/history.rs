@@ -301,8 +301,12 @@ fn compare(old: Option<&Version>, new: Option<&Version>) -> Compared {
             diff(o, n)
                 .into_iter()
                 .map(|c| LogChange {
+                    // A launch records no approval of its own: the server
+                    // entry's is an older commit's, and would name the
+                    // wrong note. The commit's own sign-offs approve it.
                     approval: c
                         .new
+                        .filter(|_| !c.kind.is_launch())
                         .and_then(|e| e.approval)
                         .map(|a| (a.approver.clone(), a.note.clone())),
                     kind: c.kind,

@@ -148,6 +148,20 @@ fn record_pin_and_a_changed_command_is_high_drift() {
         "{message}"
     );
     assert!(launch_findings(dir).is_empty());
+    // log names the launch change of that commit, and no older entry's
+    // note as if it were this approval's (issue 23, item 5).
+    let out = kams(dir).args(["log", "-n", "1"]).output().unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{log}");
+    let line = log
+        .lines()
+        .find(|l| l.trim_start().starts_with("launch changed"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(!line.contains("note:"), "{line}");
+    assert!(
+        log.contains("approver  Rita Reviewer <rita@example.com>"),
+        "{log}"
+    );
 }
 
 #[test]
