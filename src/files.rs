@@ -284,8 +284,9 @@ fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// `p` with `.` dropped and `..` taking the folder before it away.
-fn lexical(p: &Path) -> PathBuf {
+/// `p` with `.` dropped and `..` taking the folder before it away, with
+/// no file system access (the path may exist only in git).
+pub(crate) fn lexical(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

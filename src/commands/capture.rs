@@ -261,10 +261,7 @@ fn capture_confirmed(
 /// `kams.requireSigned`). The lock's text alone approves nothing: anyone
 /// who can commit can write a launch into it; the sign-off rules are what
 /// the hooks enforce, so they are what capture asks for.
-fn unapproved_launches<'s>(
-    env: &Env,
-    servers: &'s [ClientServer],
-) -> Result<Vec<(&'s ClientServer, String)>> {
+fn unapproved_launches<'s>(env: &Env, servers: &'s [ClientServer]) -> Result<Vec<Unapproved<'s>>> {
     let lock = store::read(&env.lock_path()?)?.unwrap_or_default();
     let mut judge = env.launch_judge(None)?;
     let mut out = Vec::new();
@@ -280,21 +277,26 @@ fn unapproved_launches<'s>(
             (Some(r), _, Some(judge)) => judge.verdict(&s.name, r)?.err(),
         };
         if let Some(why) = why {
-            out.push((s, why));
+            out.push((s, wanted, why));
         }
     }
     Ok(out)
 }
 
+/// A server whose launch no approval stands behind: the server, the launch
+/// its config asks for, and why it is not approved.
+type Unapproved<'s> = (&'s ClientServer, Option<crate::json::Value>, String);
+
 /// Shows what would run and why it is not approved, and asks on the
 /// terminal; without one, refuses and says how to go on.
-fn confirm(unapproved: &[(&ClientServer, String)], err: &mut dyn Write) -> Result<()> {
+fn confirm(unapproved: &[Unapproved<'_>], err: &mut dyn Write) -> Result<()> {
     let mut list = String::new();
-    for (s, why) in unapproved {
-        let launch = config::launch_spec(&s.entry)
+    for (s, launch, why) in unapproved {
+        let launch = launch
+            .as_ref()
             .map(|v| {
                 let mut b = Vec::new();
-                crate::canon::write_value(&v, crate::canon::Escape::Visible, &mut b);
+                crate::canon::write_value(v, crate::canon::Escape::Visible, &mut b);
                 String::from_utf8_lossy(&b).into_owned()
             })
             .unwrap_or_else(|| "(no command or url)".into());

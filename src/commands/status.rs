@@ -61,24 +61,19 @@ fn launch_rows(
     inventory: &crate::inventory::Inventory,
     lock: &crate::lock::Lock,
 ) -> Result<Vec<LaunchRow>> {
+    // The launch each inventory server shows, computed once.
+    let seen: std::collections::BTreeMap<&String, crate::json::Value> = inventory
+        .servers
+        .iter()
+        .filter_map(|(n, s)| Some((n, crate::config::launch_spec(&s.launch)?)))
+        .collect();
     let mut names: std::collections::BTreeSet<&String> = lock
         .servers
         .iter()
         .filter(|(_, s)| s.launch.is_some())
         .map(|(n, _)| n)
         .collect();
-    let seen = |name: &str| {
-        inventory
-            .servers
-            .get(name)
-            .and_then(|s| crate::config::launch_spec(&s.launch))
-    };
-    names.extend(
-        inventory
-            .servers
-            .keys()
-            .filter(|n| seen(n.as_str()).is_some()),
-    );
+    names.extend(seen.keys());
     if names.is_empty() {
         return Ok(Vec::new());
     }
@@ -94,7 +89,7 @@ fn launch_rows(
         out.push(LaunchRow {
             server: name.clone(),
             locked: locked.map(crate::canon::Digest::of_value),
-            seen: seen(name).as_ref().map(crate::canon::Digest::of_value),
+            seen: seen.get(name).map(crate::canon::Digest::of_value),
             approval,
         });
     }

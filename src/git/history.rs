@@ -633,6 +633,8 @@ pub struct History {
     /// True once `known` holds something the cache file did not.
     learned: bool,
     reads: usize,
+    /// Merge bases found, by the pair of commits asked about.
+    bases: HashMap<(ObjectId, ObjectId), Option<ObjectId>>,
 }
 
 /// The log cache file of a [`History`].
@@ -691,6 +693,7 @@ impl History {
             cache: None,
             learned: false,
             reads: 0,
+            bases: HashMap::new(),
         })
     }
 
@@ -848,16 +851,27 @@ impl History {
     /// changed.
     fn first_side_changed(&mut self, parents: &[ObjectId], other: usize) -> Result<bool> {
         let (first, side) = (parents[0], parents[other]);
-        let base = self
-            .repo
-            .merge_base(first, side)
-            .with_context(|| format!("cannot find where {first} and {side} meet"))?
-            .map(|id| id.detach());
+        let base = self.merge_base(first, side)?;
         let at_first = self.lock_blob(first)?;
         Ok(match base {
             Some(b) => self.lock_blob(b)? != at_first,
             None => at_first.is_some(),
         })
+    }
+
+    /// Where the histories of `a` and `b` meet (`None`: nowhere),
+    /// remembered: log's walk and blame both ask it of the same merges.
+    fn merge_base(&mut self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
+        if let Some(base) = self.bases.get(&(a, b)) {
+            return Ok(*base);
+        }
+        let base = self
+            .repo
+            .merge_base(a, b)
+            .with_context(|| format!("cannot find where {a} and {b} meet"))?
+            .map(|id| id.detach());
+        self.bases.insert((a, b), base);
+        Ok(base)
     }
 
     fn blob_in_tree(&mut self, tree: ObjectId, commit: ObjectId) -> Result<Option<ObjectId>> {
@@ -1416,13 +1430,7 @@ pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<
             let same = if k == 0 || same.is_empty() {
                 same
             } else {
-                let base = history
-                    .repo
-                    .merge_base(node.parents[0], *parent)
-                    .with_context(|| {
-                        format!("cannot find where {} and {parent} meet", node.parents[0])
-                    })?
-                    .map(|id| id.detach());
+                let base = history.merge_base(node.parents[0], *parent)?;
                 let base_blob = match base {
                     Some(b) => history.lock_blob(b)?,
                     None => None,

@@ -16,7 +16,7 @@ pub mod policy;
 pub mod signature;
 pub mod stamp;
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
 
@@ -141,15 +141,15 @@ impl Repo {
     pub fn relative(&self, path: &Path) -> Result<PathBuf> {
         let Some(top) = &self.workdir else {
             // A bare repository: paths are already relative to the tree's root.
-            return Ok(normalise(path));
+            return Ok(crate::files::lexical(path));
         };
         let absolute = if path.is_absolute() {
             path.to_path_buf()
         } else {
             std::env::current_dir()?.join(path)
         };
-        let absolute = normalise(&absolute);
-        let top = normalise(top);
+        let absolute = crate::files::lexical(&absolute);
+        let top = crate::files::lexical(top);
         absolute
             .strip_prefix(&top)
             .map(Path::to_path_buf)
@@ -410,22 +410,6 @@ pub fn parse_sign_off(value: &str) -> std::result::Result<String, &'static str> 
         return Err("the <address> is not one local@domain");
     }
     Ok(email.to_lowercase())
-}
-
-/// `path` with `.` and `..` resolved lexically (no file system access:
-/// the path may exist only in git).
-fn normalise(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Parses git's `GIT_CONFIG_PARAMETERS`: shell-quoted `'key'='value'`
