@@ -114,6 +114,9 @@ pub enum Command {
     Record,
     /// Approve what the inventory shows now: entries become pinned with approver, time and note
     Pin(PinArgs),
+    /// Refuse a tool: the entry becomes denied, with denier, time and note, whatever it advertises
+    #[command(long_about = DENY_HELP)]
+    Deny(DenyArgs),
     /// Show each entry's state and digests, and whether the inventory still matches
     Status(SelectArgs),
     /// Report every finding of the inventory against the lock
@@ -406,6 +409,45 @@ pub enum HookKind {
     },
     /// Server side, in a bare repository: the same rules for every pushed ref (reads `old new ref` lines)
     PreReceive,
+}
+
+/// The long help of `deny`.
+const DENY_HELP: &str = "\
+Refuse a tool (SERVER/TOOL) or a server's own entry and every tool of it (SERVER): each
+selected entry of kams.lock becomes denied, with you as the denier, the time and NOTE,
+and the change is committed, signed off by you, as `git kams pin` commits an approval.
+
+A denied entry stays denied whatever the server advertises under that name: while it is
+advertised, `git kams scan` reports a high `denied` finding and the pre-push and
+pre-receive hooks refuse the push. A client should not offer a denied tool to the model
+(see docs/lockfile.md). A denial is kept when the tool stops being advertised, so that
+it is caught if it comes back. `git kams pin SERVER/TOOL` (naming the entry, not a wider
+selection) overturns a denial.
+
+Exit status: 0 denied (or already denied as it is), 2 an error (nothing written).";
+
+/// Arguments of `deny`.
+#[derive(Args, Debug)]
+pub struct DenyArgs {
+    /// What to refuse: SERVER/TOOL, or SERVER (its server entry and every tool)
+    #[arg(value_name = "SERVER|SERVER/TOOL", required = true)]
+    pub keys: Vec<String>,
+
+    /// Why it is refused; stored in the lock with the denial
+    #[arg(short = 'm', long = "message", value_name = "NOTE", required = true)]
+    pub note: String,
+
+    /// Denier as `"Name <email>"`.
+    #[arg(
+        long,
+        value_name = "NAME <EMAIL>",
+        help = "Denier as \"Name <email>\" [default: git config user.name and user.email]"
+    )]
+    pub approver: Option<String>,
+
+    /// Only write kams.lock, do not commit (outside a repository this is always the case)
+    #[arg(long)]
+    pub no_commit: bool,
 }
 
 /// Arguments of `pin`.

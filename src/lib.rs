@@ -52,6 +52,7 @@ fn run_env(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let result = match &cli.command {
         cli::Command::Record => commands::record::run(&env(), out),
         cli::Command::Pin(a) => commands::pin::run(&env(), a, out),
+        cli::Command::Deny(a) => commands::deny::run(&env(), a, out),
         cli::Command::Status(a) => commands::status::run(&env(), a, out, err),
         cli::Command::Scan(a) => commands::scan::run(
             &env(),

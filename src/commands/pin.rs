@@ -73,8 +73,18 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
     let all = pairs(&inventory, &lock);
     selection.check(&all)?;
     let mut actions = Vec::new();
+    // Denied entries a wider selection passed over: only naming one
+    // (SERVER/TOOL) overturns its denial.
+    let mut kept_denied = Vec::new();
     for p in all.iter().filter(|p| selection.matches(p.server, p.tool)) {
         let (server, tool) = (p.server.to_string(), p.tool.map(str::to_string));
+        if p.entry.is_some_and(|e| e.state == State::Denied) && !named(&args.keys, p.server, p.tool)
+        {
+            kept_denied.push(escape_display(
+                &p.tool.map_or(server.clone(), |t| format!("{server}/{t}")),
+            ));
+            continue;
+        }
         match (p.entry, p.seen) {
             (_, Some(seen)) => {
                 if let Some(a) = inventory.servers[p.server]
@@ -112,6 +122,17 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
             (Some(entry), None) => actions.push(Action::Remove(server, tool, entry.clone())),
             (None, None) => {}
         }
+    }
+    if !kept_denied.is_empty() {
+        emit(out, |o| {
+            for k in &kept_denied {
+                writeln!(
+                    o,
+                    "kept denied {k} (name it, `git kams pin {k} -m NOTE`, to overturn the denial)"
+                )?;
+            }
+            Ok(())
+        })?;
     }
     let approved: Vec<String> = actions
         .iter()
@@ -249,7 +270,9 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
                         shown(&launch)
                     ),
                 });
-                lock.servers.entry(server).or_default().launch = Some(launch);
+                let slot = lock.servers.entry(server).or_default();
+                slot.launch = Some(launch);
+                slot.launch_approval = Some(approval.clone());
             }
             Action::Remove(server, tool, old) => {
                 let subject = escape_display(
@@ -295,6 +318,15 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         )
     })?;
     Ok(0)
+}
+
+/// True when `keys` names exactly this entry (`SERVER/TOOL`, or `SERVER`
+/// for its server entry), not a wider selection that holds it.
+pub(crate) fn named(keys: &[String], server: &str, tool: Option<&str>) -> bool {
+    keys.iter().any(|k| match tool {
+        Some(t) => k.split_once('/') == Some((server, t)),
+        None => k == server,
+    })
 }
 
 /// The descriptor the inventory shows for `server` (`tool`: one of its
@@ -423,7 +455,7 @@ impl Reviewed {
 }
 
 /// The inventory files that hold `servers`.
-fn files_of(inventory: &Inventory, servers: &[String]) -> Vec<PathBuf> {
+pub(crate) fn files_of(inventory: &Inventory, servers: &[String]) -> Vec<PathBuf> {
     servers
         .iter()
         .filter_map(|s| inventory.servers.get(s).map(|s| s.source.clone()))
