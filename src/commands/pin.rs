@@ -4,8 +4,14 @@
 //! removed from the lock. Pinned entries whose descriptor did not change
 //! keep their original approval, so history names who really reviewed them.
 //! Pinning a whole server also records its current launch.
+//!
+//! An approval is made knowing what it approves: the high and critical
+//! findings of the classes that say what a text or a launch would do
+//! ([`Class::GATED`]) on the entries it changes are printed, and refuse
+//! the pin unless `--accept-findings` accepts them; the commit records
+//! each one accepted, for `log` to show.
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
@@ -14,6 +20,8 @@ use super::{emit, now, Env, Selection, Status};
 use crate::cli::PinArgs;
 use crate::compare::pairs;
 use crate::descriptor::Descriptor;
+use crate::finding::{Class, Finding, Severity};
+use crate::git::message::{Acceptance, ACCEPTED};
 use crate::inventory::Inventory;
 use crate::json::Value;
 use crate::lock::store::Guard;
@@ -60,7 +68,7 @@ pub fn check_approver(who: &str) -> Result<()> {
 }
 
 /// Runs `pin`.
-pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
+pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
     let who = approver(env, args.approver.as_deref())?;
     let inventory = env.inventory()?;
     let path = env.lock_path()?;
@@ -208,6 +216,43 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         })?;
         return Ok(0);
     }
+    // What the approval would say yes to, seen before anything is written.
+    let accept = args.accept_findings.as_ref().map_or(&[][..], |a| &a.0[..]);
+    // The detectors only, on what pin read: compare's findings (drift,
+    // added) are no class it asks about, and scan's indexes are scan's
+    // and status's to keep.
+    let (accepted, refused) = if actions.iter().any(|a| !matches!(a, Action::Remove(..))) {
+        let configs = env.client_configs()?;
+        let found = crate::detect::run(&crate::detect::Context {
+            inventory: &inventory,
+            lock: &lock,
+            configs: &configs,
+        });
+        gate(found, &actions, accept)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    if !refused.is_empty() {
+        drop(guard);
+        emit(out, |o| crate::report::write_text(&refused, env.colour, o))?;
+        let mut classes: Vec<&str> = refused.iter().map(|f| f.class.as_str()).collect();
+        classes.sort_unstable();
+        classes.dedup();
+        emit(err, |e| {
+            writeln!(
+                e,
+                "refused: {} finding{} at high or critical on what this pin would approve; nothing was written",
+                refused.len(),
+                if refused.len() == 1 { "" } else { "s" },
+            )?;
+            writeln!(
+                e,
+                "hint: review them; to approve anyway, pin again with --accept-findings={} (or --accept-findings for every class); the approval commit records what it accepted",
+                classes.join(",")
+            )
+        })?;
+        return Ok(1);
+    }
     let time = now()?;
     // One approval, shared by every entry this run pins (as reading a lock
     // shares it between entries pinned together).
@@ -295,7 +340,22 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
             }
         }
     }
+    lines.extend(accepted.iter().map(|f| Acceptance::of(f).line()));
     lock.tidy();
+    let changes = lines.iter().filter(|l| !l.starts_with(ACCEPTED)).count();
+    // Everything at once: on a terminal, asked once, what was listed.
+    let ask = args.keys.is_empty() && !args.yes && {
+        use std::io::IsTerminal;
+        std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+    };
+    if ask {
+        emit(out, |o| write_lines(&lines, o))?;
+        if !confirm(&mut std::io::stdin().lock(), err, changes)? {
+            drop(guard);
+            emit(out, |o| writeln!(o, "not approved: nothing was written"))?;
+            return Ok(0);
+        }
+    }
     let message = approval_message(&args.note, &who, &lines);
     let done = write_approval(
         env,
@@ -307,14 +367,13 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         &reviewed,
     )?;
     emit(out, |o| {
-        for l in &lines {
-            writeln!(o, "{l}")?;
+        if !ask {
+            write_lines(&lines, o)?;
         }
         writeln!(
             o,
-            "approved by {} ({}): {done}",
-            escape_display(&who),
-            lines.len()
+            "approved by {} ({changes}): {done}",
+            escape_display(&who)
         )
     })?;
     Ok(0)
@@ -327,6 +386,57 @@ pub(crate) fn named(keys: &[String], server: &str, tool: Option<&str>) -> bool {
         Some(t) => k.split_once('/') == Some((server, t)),
         None => k == server,
     })
+}
+
+fn write_lines(lines: &[String], o: &mut dyn Write) -> std::io::Result<()> {
+    for l in lines {
+        writeln!(o, "{l}")?;
+    }
+    Ok(())
+}
+
+/// Asks on `err` whether to approve `n` changes; yes only for `y` or `yes`
+/// read from `input`.
+fn confirm(input: &mut dyn BufRead, err: &mut dyn Write, n: usize) -> Result<bool> {
+    write!(
+        err,
+        "approve these {n} change{}? [y/N] ",
+        if n == 1 { "" } else { "s" }
+    )?;
+    err.flush()?;
+    let mut answer = String::new();
+    input.read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// The findings an approval of `actions` must accept (high or critical,
+/// of a [`Class::GATED`] class, on an entry it changes), split into
+/// those of the `accept`ed classes and the rest. An entry pinned and
+/// unchanged is not approved again, so its findings are not asked about;
+/// a launch approved brings its server's transport findings. Both sorted.
+fn gate(
+    mut found: Vec<Finding>,
+    actions: &[Action],
+    accept: &[Class],
+) -> (Vec<Finding>, Vec<Finding>) {
+    Finding::sort(&mut found);
+    let changes = |f: &Finding| {
+        actions.iter().any(|a| match a {
+            Action::Pin(s, t, _) => *s == f.server && *t == f.tool,
+            Action::Launch(s, ..) => {
+                *s == f.server && f.tool.is_none() && f.class == Class::Transport
+            }
+            Action::Remove(..) => false,
+        })
+    };
+    found
+        .into_iter()
+        .filter(|f| f.severity >= Severity::High && Class::GATED.contains(&f.class))
+        .filter(changes)
+        .partition(|f| accept.contains(&f.class))
 }
 
 /// The descriptor the inventory shows for `server` (`tool`: one of its
@@ -547,10 +657,13 @@ fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
     fn subject_of(line: &str) -> Option<&str> {
         line.split_whitespace().nth(1)
     }
-    let (launches, entries): (Vec<&String>, Vec<&String>) =
-        lines.iter().partition(|l| l.starts_with(LAUNCH));
+    let (launches, entries): (Vec<&String>, Vec<&String>) = lines
+        .iter()
+        .filter(|l| !l.starts_with(ACCEPTED))
+        .partition(|l| l.starts_with(LAUNCH));
     let subjects: Vec<&str> = entries.iter().filter_map(|l| subject_of(l)).collect();
-    // The launch lines are in the body; the subject counts entries.
+    // The launch and acceptance lines are in the body; the subject counts
+    // entries.
     let subject = match subjects.as_slice() {
         [] => format!(
             "kams: approve the launch of {}",
@@ -617,4 +730,76 @@ fn unconcealed(s: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(class: Class, severity: Severity, server: &str, tool: Option<&str>) -> Finding {
+        Finding {
+            class,
+            severity,
+            server: server.into(),
+            tool: tool.map(str::to_string),
+            field: None,
+            message: "m".into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_gate_asks_about_what_changes_at_high_and_above() {
+        use Class::*;
+        use Severity::*;
+        let actions = vec![
+            Action::Pin("a".into(), Some("t".into()), None),
+            Action::Launch("b".into(), None, Value::Null),
+        ];
+        let found = vec![
+            finding(Poison, Critical, "a", Some("t")),
+            finding(Hidden, High, "a", Some("t")),
+            // Not at high, not a gated class, not changed.
+            finding(Poison, Medium, "a", Some("t")),
+            finding(Drift, Critical, "a", Some("t")),
+            finding(Poison, Critical, "a", Some("u")),
+            finding(Transport, High, "a", None),
+            // A launch brings its server's transport findings only.
+            finding(Transport, High, "b", None),
+            finding(Poison, High, "b", None),
+            finding(Shadow, High, "c", None),
+        ];
+        let (accepted, refused) = gate(found.clone(), &actions, &[Hidden, Transport]);
+        assert_eq!(accepted, vec![found[1].clone(), found[6].clone()]);
+        assert_eq!(refused, vec![found[0].clone()]);
+        // The server entry pinned: its findings of every gated class.
+        let server = vec![Action::Pin("b".into(), None, None)];
+        let (accepted, refused) = gate(found.clone(), &server, &[]);
+        assert!(accepted.is_empty());
+        assert_eq!(refused, vec![found[7].clone(), found[6].clone()]);
+    }
+
+    #[test]
+    fn only_yes_confirms() {
+        for (answer, yes) in [
+            ("y\n", true),
+            ("YES\n", true),
+            (" y \n", true),
+            ("\n", false),
+            ("n\n", false),
+            ("", false),
+            ("yep\n", false),
+        ] {
+            let mut err = Vec::new();
+            assert_eq!(
+                confirm(&mut answer.as_bytes(), &mut err, 3).unwrap(),
+                yes,
+                "{answer:?}"
+            );
+            assert_eq!(
+                String::from_utf8(err).unwrap(),
+                "approve these 3 changes? [y/N] "
+            );
+        }
+    }
 }

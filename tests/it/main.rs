@@ -28,6 +28,7 @@ mod log_cache;
 mod manners;
 mod manual;
 mod metrics;
+mod pin_findings;
 mod precommit;
 mod properties;
 mod sarif;
