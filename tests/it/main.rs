@@ -31,6 +31,7 @@ mod metrics;
 mod pin_findings;
 mod precommit;
 mod properties;
+mod readme;
 mod sarif;
 mod signatures;
 mod special_files;
