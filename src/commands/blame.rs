@@ -35,7 +35,25 @@ pub fn run(env: &Env, args: &BlameArgs, out: &mut dyn Write) -> Result<Status> {
     let format = env.plain_format("blame")?;
     let repo = env.repo.require("git kams blame")?;
     let rel = env.lock_relative()?;
-    let tip = env.repo.commit_of(&args.at)?;
+    let tip = match env.repo.commit_of(&args.at) {
+        Ok(tip) => tip,
+        // As log says it: an unborn HEAD is no error, it has no history.
+        Err(_) if args.at == "HEAD" && repo.head().is_ok_and(|h| h.is_unborn()) => {
+            let note = format!("no commits yet: {} has no history", rel.display());
+            emit(out, |o| {
+                match format {
+                PlainFormat::Text => writeln!(o, "note: {}", escape_display(&note)),
+                PlainFormat::Json => writeln!(
+                    o,
+                    "{{\n  \"version\": 3,\n  \"at\": null,\n  \"entries\": [],\n  \"notes\": [{}]\n}}",
+                    json_str(&note)
+                ),
+            }
+            })?;
+            return Ok(0);
+        }
+        Err(e) => return Err(e),
+    };
     let mut history = History::new(repo, &rel)?;
     let blob = history.lock_blob(tip)?.ok_or_else(|| {
         anyhow!(

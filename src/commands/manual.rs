@@ -29,14 +29,38 @@ pub fn install(_env: &Env, args: &InstallManArgs, out: &mut dyn Write) -> Result
         writeln!(out, "wrote {}", shown_path(&path))?;
     }
     if args.dir.is_some() {
-        writeln!(
-            out,
-            "man finds these when {} is on MANPATH (or when {} is on PATH)",
-            shown_path(&root),
-            shown_path(&root.join("../../bin"))
-        )?;
+        match bin_for(&root) {
+            Some(bin) => writeln!(
+                out,
+                "man finds these when {} is on MANPATH (or when {} is on PATH)",
+                shown_path(&root),
+                shown_path(&bin)
+            )?,
+            None => writeln!(
+                out,
+                "man finds these when {} is on MANPATH",
+                shown_path(&root)
+            )?,
+        }
     }
     Ok(0)
+}
+
+/// The `bin` folder on PATH from which man-db finds the man folder `root`:
+/// it maps `X/bin` to `X/man` and `X/share/man`, so `X` is one level up
+/// from a `man` folder and two from `share/man`; `None` for any other.
+fn bin_for(root: &std::path::Path) -> Option<PathBuf> {
+    let root = crate::files::lexical(root);
+    if root.file_name()? != "man" {
+        return None;
+    }
+    let up = root.parent()?;
+    let top = if up.file_name().is_some_and(|n| n == "share") {
+        up.parent()?
+    } else {
+        up
+    };
+    Some(top.join("bin"))
 }
 
 /// Runs `completions`: the script for `shell` on stdout.
@@ -103,6 +127,18 @@ mod tests {
         let scan = String::from_utf8_lossy(scan);
         assert!(scan.contains(".TH git-kams-scan 1"), "{scan}");
         assert!(scan.contains("fail\\-on"), "{scan}");
+    }
+
+    #[test]
+    fn the_bin_folder_named_is_the_one_man_maps_to_the_folder() {
+        let bin = |d: &str| bin_for(Path::new(d)).map(|p| p.display().to_string());
+        assert_eq!(
+            bin("/usr/local/share/man").as_deref(),
+            Some("/usr/local/bin")
+        );
+        assert_eq!(bin("/opt/x/man").as_deref(), Some("/opt/x/bin"));
+        assert_eq!(bin("/opt/x/man/").as_deref(), Some("/opt/x/bin"));
+        assert_eq!(bin("/opt/docs"), None);
     }
 
     #[test]

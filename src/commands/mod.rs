@@ -542,10 +542,17 @@ impl Env {
         if value == "never" || value == "none" {
             return Ok(None);
         }
-        value
-            .parse::<Severity>()
-            .map(Some)
-            .map_err(|e| anyhow!("--fail-on: {e}"))
+        let from = if flag.is_some() {
+            "--fail-on"
+        } else {
+            "git config kams.failOn"
+        };
+        value.parse::<Severity>().map(Some).map_err(|_| {
+            anyhow!(
+                "{from}: unknown value `{}` (expected info, low, medium, high, critical or never)",
+                crate::text::escape_display(&value)
+            )
+        })
     }
 }
 

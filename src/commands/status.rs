@@ -11,8 +11,10 @@ use crate::compare::{pairs, Pair};
 use crate::report::json_str;
 use crate::text::escape_display;
 
-fn word(p: &Pair<'_>) -> &'static str {
+fn word(p: &Pair<'_>, captured: bool) -> &'static str {
     match (p.entry, p.seen) {
+        // Nothing to compare with: the lock alone is shown.
+        (Some(_), None) if !captured => "-",
         (Some(e), Some(s)) if e.descriptor.digest == s.digest => "ok",
         (Some(_), Some(_)) => "drifted",
         (Some(_), None) => "removed",
@@ -41,8 +43,9 @@ impl LaunchRow {
         }
     }
 
-    fn status(&self) -> &'static str {
+    fn status(&self, captured: bool) -> &'static str {
         match (self.locked, self.seen) {
+            (Some(_), None) if !captured => "-",
             (Some(a), Some(b)) if a == b => "ok",
             (Some(_), Some(_)) => "drifted",
             (Some(_), None) => "unseen",
@@ -96,6 +99,38 @@ fn launch_rows(
     Ok(out)
 }
 
+/// Whether there is an inventory to compare with: one named with
+/// `--inventory` or `--inventory-at` always is (a missing one is then an
+/// error, as in every command); the default or configured one is when it
+/// exists. A reviewer wants to see what is approved before capturing.
+fn has_inventory(env: &Env, args: &SelectArgs) -> bool {
+    args.inventory_at.is_some()
+        || !env.global.inventory.is_empty()
+        || env
+            .inventory_paths()
+            .iter()
+            .any(|p| std::fs::symlink_metadata(p).is_ok())
+}
+
+/// The lock (digests only) from its file, or from `--at`'s revision.
+fn lock_alone(env: &Env, args: &SelectArgs, err: &mut dyn Write) -> Result<crate::lock::Lock> {
+    if let Some(rev) = &args.at {
+        return Ok(env.lock_at(rev, false)?.0);
+    }
+    let path = env.lock_path()?;
+    match crate::lock::store::read_digests_only(&path, env.index_dir()?.as_deref(), true)? {
+        Some((lock, _)) => Ok(lock),
+        None => {
+            let _ = writeln!(
+                err,
+                "note: {} does not exist yet: nothing is approved",
+                crate::text::shown_path(&path)
+            );
+            Ok(crate::lock::Lock::default())
+        }
+    }
+}
+
 /// Runs `status`, the last thing the process does.
 pub fn run(
     env: &Env,
@@ -104,7 +139,26 @@ pub fn run(
     err: &mut dyn Write,
 ) -> Result<Status> {
     let format = env.plain_format("status")?;
-    let (inventory, lock, _) = env.inventory_and_lock(args, None, false, err)?;
+    let captured = has_inventory(env, args);
+    let (inventory, lock) = if captured {
+        let (inventory, lock, _) = env.inventory_and_lock(args, None, false, err)?;
+        (inventory, lock)
+    } else {
+        let paths: Vec<String> = env
+            .inventory_paths()
+            .iter()
+            .map(|p| crate::text::shown_path(p))
+            .collect();
+        let _ = writeln!(
+            err,
+            "note: no inventory at {}: the lock's entries are shown, compared with nothing (`git kams capture` writes one)",
+            paths.join(", ")
+        );
+        (
+            crate::inventory::Inventory::default(),
+            lock_alone(env, args, err)?,
+        )
+    };
     let all = pairs(&inventory, &lock);
     let selection = Selection::new(&args.keys);
     selection.check(&all)?;
@@ -135,7 +189,7 @@ pub fn run(
                     line.extend(std::iter::repeat_n(' ', pad));
                 };
                 column(&mut line, p.entry.map_or("-", |e| e.state.as_str()), 12);
-                column(&mut line, word(p), 8);
+                column(&mut line, word(p, captured), 8);
                 let locked = p.entry.map_or("-".into(), |e| e.descriptor.digest.short());
                 column(&mut line, &locked, 12);
                 let seen = p.seen.map_or("-".into(), |d| d.digest.short());
@@ -154,7 +208,7 @@ pub fn run(
                     o,
                     "{:<12} {:<8} {:<12} {:<12} {} (launch){}",
                     l.state(),
-                    l.status(),
+                    l.status(captured),
                     short(&l.locked),
                     short(&l.seen),
                     escape_display(&l.server),
@@ -186,7 +240,10 @@ pub fn run(
                     json_str(p.server),
                     p.tool.map_or("null".into(), json_str),
                     p.entry.map_or("null".into(), |e| json_str(e.state.as_str())),
-                    json_str(word(p)),
+                    match word(p, captured) {
+                        "-" => "null".to_string(),
+                        w => json_str(w),
+                    },
                     digest(p.entry.map(|e| e.descriptor.digest.to_string())),
                     fields(p.entry.map(|e| &e.descriptor)),
                     digest(p.seen.map(|d| d.digest.to_string())),
@@ -209,7 +266,10 @@ pub fn run(
                     "    {{\"server\": {}, \"state\": {}, \"status\": {}, \"locked\": {}, \"seen\": {}, \"approvedBy\": {by}, \"unapprovedBecause\": {why}}}",
                     json_str(&l.server),
                     json_str(l.state()),
-                    json_str(l.status()),
+                    match l.status(captured) {
+                        "-" => "null".to_string(),
+                        w => json_str(w),
+                    },
                     digest(&l.locked),
                     digest(&l.seen),
                 )?;

@@ -50,6 +50,19 @@ impl Detector for Hidden {
     }
 
     fn server(&self, _cx: &Context<'_>, s: &ServerView<'_>, out: &mut Vec<Finding>) {
+        // The name too: clients show it to the model in every tool's name
+        // (`mcp__<server>__<tool>`), and to the user when they approve.
+        if let Some(r) = inspect(s.server) {
+            out.push(Finding {
+                class: Class::Hidden,
+                severity: Severity::High,
+                server: s.server.to_string(),
+                tool: None,
+                field: None,
+                message: format!("hidden characters in the server name: {}", r.message),
+                evidence: r.evidence,
+            });
+        }
         let fields = Value::Object(s.fields.clone());
         if !any_string(&fields) {
             return;

@@ -45,7 +45,7 @@ use crate::inventory::Inventory;
 /// The memo files.
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "findings-",
-    magic: b"kams-fix\0\0\0\x09",
+    magic: b"kams-fix\0\0\0\x0a",
     keep: cachefile::Named::KEEP,
 };
 

@@ -78,3 +78,57 @@ fn the_pin_commit_message_carries_the_note_escaped() {
     );
     assert_eq!(trailers.trim(), "Rita Reviewer <rita@example.com>");
 }
+
+/// A server name is text the model reads (clients prefix every tool name
+/// with it) and the user approves: hidden characters in it are found as
+/// in any other text, and shown escaped.
+#[test]
+fn hidden_characters_in_a_server_name_are_a_hidden_finding() {
+    let d = repo();
+    let dir = d.path().join("inv");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("a.json"),
+        r#"{"servers": [{"name": "files\u200b", "transport": "stdio", "tools": [{"name": "read", "description": "Read a file."}]}]}"#,
+    )
+    .unwrap();
+    let out = kams(d.path())
+        .args([
+            "--inventory",
+            "inv",
+            "--format",
+            "json",
+            "scan",
+            "--fail-on",
+            "never",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hidden: Vec<&serde_json::Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["class"] == "hidden")
+        .collect();
+    assert_eq!(hidden.len(), 1, "{report}");
+    assert_eq!(hidden[0]["severity"], "high");
+    assert_eq!(hidden[0]["server"], "files\u{200b}");
+    assert!(hidden[0]["tool"].is_null());
+    assert!(hidden[0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("hidden characters in the server name: "));
+    let text = kams(d.path())
+        .args(["--inventory", "inv", "scan", "--fail-on", "never"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("files\\u{200B}"), "{text}");
+    assert!(!text.contains('\u{200b}'), "{text}");
+}

@@ -140,3 +140,61 @@ fn a_closed_pipe_is_not_an_error() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
 }
+
+/// Small things a new user met (issue 24): status before any capture,
+/// blame before any commit, a mistyped severity.
+#[test]
+fn status_without_an_inventory_shows_the_lock_and_blame_without_commits_says_so() {
+    let d = crate::common::repo();
+    std::fs::copy(
+        samples().join("samples/kams.lock"),
+        d.path().join("kams.lock"),
+    )
+    .unwrap();
+    let o = kams(d.path()).arg("status").output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("pinned       -        c84be673f3e4 -            web/fetch"),
+        "{out}"
+    );
+    assert!(
+        text(&o.stderr).starts_with("note: no inventory at "),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = kams(d.path())
+        .args(["--format", "json", "status"])
+        .output()
+        .unwrap();
+    let report = crate::common::json(&o.stdout);
+    assert!(report["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["status"].is_null() && e["state"].is_string()));
+    // A named inventory that is not there stays an error.
+    let o = kams(d.path())
+        .args(["--inventory", "nope", "status"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+
+    let o = kams(d.path()).arg("blame").output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "note: no commits yet: kams.lock has no history\n"
+    );
+
+    let o = kams(samples())
+        .args(DEMO)
+        .args(["--fail-on", "hihg"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        text(&o.stderr),
+        "error: --fail-on: unknown value `hihg` (expected info, low, medium, high, critical or never)\n"
+    );
+}
