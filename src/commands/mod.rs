@@ -488,10 +488,17 @@ impl Env {
                 Err(_) => return Ok(None),
             },
         };
+        // A lock outside the work tree (`--lock` elsewhere) has no
+        // history here: no commit approved its launches.
+        let rel = match self.lock_relative() {
+            Ok(rel) => rel,
+            Err(_) if rev.is_none() => return Ok(None),
+            Err(e) => return Err(e),
+        };
         let mut notes = Vec::new();
         Ok(Some(LaunchJudge {
             policy: self.policy(&mut notes)?,
-            history: crate::git::hooks::LockHistory::new(repo, &self.lock_relative()?),
+            history: crate::git::hooks::LockHistory::new(repo, &rel),
             tip,
         }))
     }

@@ -76,6 +76,18 @@ pub fn findings(
     let selection = Selection::new(keys);
     let pairs = compare::pairs(&inventory, &lock);
     selection.check(&pairs)?;
+    let blind: Vec<String> = compare::servers_without_fields(&inventory, &lock)
+        .into_iter()
+        .filter(|s| selection.matches(s, None))
+        .map(crate::text::escape_display)
+        .collect();
+    if !blind.is_empty() {
+        let _ = writeln!(
+            err,
+            "note: the input shows no server-level fields for {} (a bare tools/list result carries none): their instructions, serverInfo, prompts and resources are not compared",
+            blind.join(", ")
+        );
+    }
     // The pairs come by server: one name per server, not per tool.
     let mut servers: Vec<String> = Vec::new();
     for p in pairs.iter().filter(|p| selection.matches(p.server, p.tool)) {

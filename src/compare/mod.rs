@@ -31,11 +31,18 @@ pub struct Pair<'a> {
 pub fn pairs<'a>(inv: &'a Inventory, lock: &'a Lock) -> Vec<Pair<'a>> {
     let mut out = Vec::with_capacity(inv.servers.values().map(|s| s.tools.len() + 1).sum());
     for (server, s_inv, s_lock) in joined(inv.servers.iter(), lock.servers.iter()) {
+        let entry = s_lock.and_then(|s| s.server.as_ref());
+        let seen = s_inv.map(|s| &s.descriptor);
         out.push(Pair {
             server,
             tool: None,
-            entry: s_lock.and_then(|s| s.server.as_ref()),
-            seen: s_inv.map(|s| &s.descriptor),
+            entry,
+            // Input that carries no server-level field at all says nothing
+            // about them: what the lock holds stands, not compared.
+            seen: match (seen, entry) {
+                (Some(d), Some(e)) if says_nothing_of_the_server(d, e) => Some(&e.descriptor),
+                _ => seen,
+            },
             locked_launch: s_lock.and_then(|s| s.launch.as_ref()),
             seen_launch: s_inv.map(|s| &s.launch),
         });
@@ -53,6 +60,30 @@ pub fn pairs<'a>(inv: &'a Inventory, lock: &'a Lock) -> Vec<Pair<'a>> {
         }
     }
     out
+}
+
+/// True when `seen`, a server-level descriptor, has no field at all while
+/// the lock's `entry` has some: the input carried no server information
+/// (a bare `tools/list` result, JSON-RPC lines without `initialize`, a
+/// listing of tools only), since a server always names itself in
+/// `initialize`. Such input cannot hide a change: it shows no text that
+/// could have changed.
+pub fn says_nothing_of_the_server(seen: &Descriptor, entry: &Entry) -> bool {
+    let empty = crate::canon::Digest::of(b"{}");
+    seen.digest == empty && entry.descriptor.digest != empty
+}
+
+/// The servers of `inv` whose input says nothing of their server-level
+/// fields while `lock` records some ([`says_nothing_of_the_server`]).
+pub fn servers_without_fields<'a>(inv: &'a Inventory, lock: &Lock) -> Vec<&'a str> {
+    inv.servers
+        .iter()
+        .filter(|(name, s)| {
+            lock.entry(name, None)
+                .is_some_and(|e| says_nothing_of_the_server(&s.descriptor, e))
+        })
+        .map(|(name, _)| name.as_str())
+        .collect()
 }
 
 /// The subjects of `pairs` whose lock entry and inventory descriptor
@@ -458,25 +489,33 @@ fn annotation_drift(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Drift>) 
             _ => odd.push(h.to_string()),
         }
     }
+    // One finding for the field (one fact: the annotations changed), at
+    // the severity of what matters most in it, and with a line per kind
+    // of change: two findings for one field read as two changes.
     let groups = [
-        (claims, Severity::High, "annotations strengthened: now claims safety it did not claim (clients may auto-approve)"),
-        (drops, Severity::Medium, "annotations weakened: no longer claims safety"),
-        (odd, Severity::Medium, "annotations changed: hint is not a boolean"),
-        (cosmetic, Severity::Low, "annotations changed"),
+        (claims, Severity::High, "annotations strengthened: now claims safety it did not claim (clients may auto-approve)", "now claims"),
+        (drops, Severity::Medium, "annotations weakened: no longer claims safety", "no longer claims"),
+        (odd, Severity::Medium, "annotations changed: hint is not a boolean", "not a boolean"),
+        (cosmetic, Severity::Low, "annotations changed", "changed"),
     ];
-    for (items, severity, message) in groups {
-        if items.is_empty() {
-            continue;
-        }
-        let mut evidence = vec![format!("hints: {}", items.join(", "))];
-        evidence.extend(values_evidence(a, b));
-        out.push(Drift {
-            field: "/annotations".into(),
-            severity,
-            message: message.to_string(),
-            evidence,
-        });
-    }
+    let present: Vec<_> = groups.iter().filter(|g| !g.0.is_empty()).collect();
+    let Some(&&(_, severity, message, _)) = present.first() else {
+        return;
+    };
+    let mut evidence: Vec<String> = match present.as_slice() {
+        [(items, ..)] => vec![format!("hints: {}", items.join(", "))],
+        many => many
+            .iter()
+            .map(|(items, _, _, label)| format!("{label}: {}", items.join(", ")))
+            .collect(),
+    };
+    evidence.extend(values_evidence(a, b));
+    out.push(Drift {
+        field: "/annotations".into(),
+        severity,
+        message: message.to_string(),
+        evidence,
+    });
 }
 
 /// `old:` and `new:` lines with compact canonical JSON of each side.

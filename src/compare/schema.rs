@@ -260,6 +260,8 @@ fn string_set(v: Option<&Value>) -> Option<Vec<String>> {
     }
 }
 
+/// `required`, compared as a set of names (absent requires none): one
+/// change, named for what happened to the set.
 fn required(ov: Option<&Value>, nv: Option<&Value>, p: &str, out: &mut Vec<Change>) {
     let (Some(o), Some(n)) = (string_set(ov), string_set(nv)) else {
         return push(
@@ -273,36 +275,35 @@ fn required(ov: Option<&Value>, nv: Option<&Value>, p: &str, out: &mut Vec<Chang
     };
     let dropped: Vec<_> = o.iter().filter(|x| !n.contains(x)).cloned().collect();
     let added: Vec<_> = n.iter().filter(|x| !o.contains(x)).cloned().collect();
-    if !dropped.is_empty() {
-        push(
-            out,
-            p.to_string(),
+    let (kind, what) = match (dropped.is_empty(), added.is_empty()) {
+        (false, true) => (
             Kind::Widened,
             format!("no longer required: {}", dropped.join(", ")),
-            ov,
-            nv,
-        );
-    }
-    if !added.is_empty() {
-        push(
-            out,
-            p.to_string(),
+        ),
+        (true, false) => (
             Kind::Narrowed,
             format!("now required: {}", added.join(", ")),
-            ov,
-            nv,
-        );
-    }
-    if dropped.is_empty() && added.is_empty() {
-        push(
-            out,
-            p.to_string(),
+        ),
+        (false, false) => (
+            Kind::Changed,
+            format!(
+                "required changed: no longer required: {}; now required: {}",
+                dropped.join(", "),
+                added.join(", ")
+            ),
+        ),
+        // The same names: only how they are written differs.
+        (true, true) if o.is_empty() => (
             Kind::Cosmetic,
-            "required reordered".into(),
-            ov,
-            nv,
-        );
-    }
+            "required written differently: absent and [] both require nothing".into(),
+        ),
+        (true, true) if o.len() == n.len() => (Kind::Cosmetic, "required reordered".into()),
+        (true, true) => (
+            Kind::Cosmetic,
+            "required written differently: a name listed more than once".into(),
+        ),
+    };
+    push(out, p.to_string(), kind, what, ov, nv);
 }
 
 const ALL_TYPES: [&str; 7] = [
@@ -380,7 +381,11 @@ fn alternatives(
             let added = n.iter().filter(|x| !o.contains(x)).count();
             let removed = o.iter().filter(|x| !n.contains(x)).count();
             match (added, removed) {
-                (0, 0) => (Kind::Cosmetic, format!("{k} reordered")),
+                (0, 0) if o.len() == n.len() => (Kind::Cosmetic, format!("{k} reordered")),
+                (0, 0) => (
+                    Kind::Cosmetic,
+                    format!("{k} written differently: a member listed more than once"),
+                ),
                 (a, 0) => (wider, format!("{k}: {a} member(s) added")),
                 (0, r) => (narrower, format!("{k}: {r} member(s) removed")),
                 (a, r) => (
@@ -554,6 +559,184 @@ mod tests {
         let mut out = Vec::new();
         compare(Some(&a), Some(&b), "/inputSchema", &mut out);
         out.into_iter().map(|c| (c.pointer, c.kind)).collect()
+    }
+
+    /// Every label of the schema comparison, on the smallest case that
+    /// gives it (issue 24: an absent `required` becoming `[]` was called
+    /// reordered). Each row: old, new, and the one change expected.
+    #[test]
+    fn each_small_case_has_the_label_that_says_what_happened() {
+        let table: [(&str, &str, &str, Kind, &str); 22] = [
+            (
+                r#"{}"#,
+                r#"{"required":[]}"#,
+                "/required",
+                Kind::Cosmetic,
+                "required written differently: absent and [] both require nothing",
+            ),
+            (
+                r#"{"required":[]}"#,
+                r#"{}"#,
+                "/required",
+                Kind::Cosmetic,
+                "required written differently: absent and [] both require nothing",
+            ),
+            (
+                r#"{"required":["a","b"]}"#,
+                r#"{"required":["b","a"]}"#,
+                "/required",
+                Kind::Cosmetic,
+                "required reordered",
+            ),
+            (
+                r#"{"required":["a"]}"#,
+                r#"{"required":["a","a"]}"#,
+                "/required",
+                Kind::Cosmetic,
+                "required written differently: a name listed more than once",
+            ),
+            (
+                r#"{"required":["a"]}"#,
+                r#"{}"#,
+                "/required",
+                Kind::Widened,
+                "no longer required: a",
+            ),
+            (
+                r#"{}"#,
+                r#"{"required":["a"]}"#,
+                "/required",
+                Kind::Narrowed,
+                "now required: a",
+            ),
+            (
+                r#"{"required":["a"]}"#,
+                r#"{"required":["b"]}"#,
+                "/required",
+                Kind::Changed,
+                "required changed: no longer required: a; now required: b",
+            ),
+            (
+                r#"{"required":"a"}"#,
+                r#"{"required":["a"]}"#,
+                "/required",
+                Kind::Changed,
+                "required changed",
+            ),
+            (
+                r#"{"type":"string"}"#,
+                r#"{"type":"number"}"#,
+                "/type",
+                Kind::Changed,
+                "type changed",
+            ),
+            (
+                r#"{"type":"integer"}"#,
+                r#"{"type":"number"}"#,
+                "/type",
+                Kind::Widened,
+                "type now also admits number",
+            ),
+            (
+                r#"{"type":["string","null"]}"#,
+                r#"{"type":"string"}"#,
+                "/type",
+                Kind::Narrowed,
+                "type no longer admits null",
+            ),
+            (
+                r#"{"type":["null","string"]}"#,
+                r#"{"type":["string","null"]}"#,
+                "/type",
+                Kind::Cosmetic,
+                "type written differently",
+            ),
+            (
+                r#"{"enum":["a"]}"#,
+                r#"{"enum":["a","b"]}"#,
+                "/enum",
+                Kind::Widened,
+                "enum: 1 member(s) added",
+            ),
+            (
+                r#"{"enum":["a","b"]}"#,
+                r#"{"enum":["a"]}"#,
+                "/enum",
+                Kind::Narrowed,
+                "enum: 1 member(s) removed",
+            ),
+            (
+                r#"{"enum":["a","b"]}"#,
+                r#"{"enum":["b","a"]}"#,
+                "/enum",
+                Kind::Cosmetic,
+                "enum reordered",
+            ),
+            (
+                r#"{"enum":["a"]}"#,
+                r#"{"enum":["b"]}"#,
+                "/enum",
+                Kind::Changed,
+                "enum: 1 member(s) added, 1 removed",
+            ),
+            (
+                r#"{}"#,
+                r#"{"enum":["a"]}"#,
+                "/enum",
+                Kind::Narrowed,
+                "enum added",
+            ),
+            (
+                r##"{"$ref":"#/$defs/a"}"##,
+                r##"{"$ref":"#/$defs/b"}"##,
+                "/$ref",
+                Kind::Changed,
+                "$ref changed",
+            ),
+            (
+                r#"{"additionalProperties":false}"#,
+                r#"{}"#,
+                "/additionalProperties",
+                Kind::Widened,
+                "additionalProperties opened",
+            ),
+            (
+                r#"{}"#,
+                r#"{"additionalProperties":false}"#,
+                "/additionalProperties",
+                Kind::Narrowed,
+                "additionalProperties closed",
+            ),
+            (
+                r#"{"maxLength":5}"#,
+                r#"{"maxLength":9}"#,
+                "/maxLength",
+                Kind::Widened,
+                "maxLength loosened",
+            ),
+            (
+                r#"{"properties":{"a":{}}}"#,
+                r#"{"properties":{}}"#,
+                "/properties/a",
+                Kind::Narrowed,
+                "property `a` removed",
+            ),
+        ];
+        for (old, new, pointer, kind, label) in table {
+            let (a, _) = parse(old.as_bytes()).unwrap();
+            let (b, _) = parse(new.as_bytes()).unwrap();
+            let mut out = Vec::new();
+            compare(Some(&a), Some(&b), "", &mut out);
+            let got: Vec<(String, Kind, String)> = out
+                .into_iter()
+                .map(|c| (c.pointer, c.kind, c.what))
+                .collect();
+            assert_eq!(
+                got,
+                [(pointer.to_string(), kind, label.to_string())],
+                "{old} -> {new}"
+            );
+        }
     }
 
     #[test]

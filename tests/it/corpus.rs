@@ -199,3 +199,104 @@ fn fetch_bounds_rewritten_for_integers_are_cosmetic() {
         );
     }
 }
+
+/// One finding per fact (issue 24): across every ordered pair of releases
+/// of each real server (upgrades and downgrades), no two findings share an
+/// entry, a field and a class.
+#[test]
+fn no_field_change_is_reported_by_two_findings() {
+    let mut versions: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for e in std::fs::read_dir(corpus().join("real")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if let Some((server, v)) = name.strip_suffix(".json").and_then(|n| n.split_once('@')) {
+            versions
+                .entry(server.to_string())
+                .or_default()
+                .push(v.to_string());
+        }
+    }
+    let mut pairs = 0;
+    let mut twice = Vec::new();
+    for (server, vs) in &versions {
+        for from in vs {
+            for to in vs.iter().filter(|v| *v != from) {
+                pairs += 1;
+                let scan = pin_then_scan(server, from, to);
+                let mut seen = BTreeSet::new();
+                for f in &scan.findings {
+                    let key = (
+                        f["tool"].to_string(),
+                        f["field"].to_string(),
+                        f["class"].to_string(),
+                    );
+                    if !seen.insert(key.clone()) {
+                        twice.push(format!("{server} {from} -> {to}: {key:?}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(pairs >= 40, "{pairs} pairs");
+    assert!(twice.is_empty(), "{}", twice.join("\n"));
+}
+
+/// A bare `tools/list` result carries no server information (issue 24):
+/// against a lock pinned from a full capture, its server-level fields are
+/// not compared (said once, as a note), and pinning from it changes
+/// nothing the capture approved.
+#[test]
+fn a_bare_tools_list_leaves_the_server_fields_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |inventory: &std::path::Path, args: &[&str]| {
+        kams(d)
+            .args([
+                "--lock",
+                "k.lock",
+                "--server",
+                "mcp-server-time",
+                "--inventory",
+            ])
+            .arg(inventory)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let full = real("mcp-server-time@0.6.2.json");
+    let bare = corpus().join("real/raw/mcp-server-time@0.6.2.tools-list.jsonl");
+    let o = run(
+        &full,
+        &["pin", "-m", "reviewed", "--approver", "R <r@example.com>"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = std::fs::read(d.join("k.lock")).unwrap();
+    let o = run(&bare, &["--format", "json", "scan"]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert_eq!(json(&o.stdout)["findings"], serde_json::json!([]));
+    assert_eq!(
+        stderr
+            .matches("note: the input shows no server-level fields for mcp-server-time")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let o = run(
+        &bare,
+        &[
+            "pin",
+            "mcp-server-time",
+            "-m",
+            "again",
+            "--approver",
+            "R <r@example.com>",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("nothing to pin"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(std::fs::read(d.join("k.lock")).unwrap(), before);
+}

@@ -387,7 +387,10 @@ fn scan_after_import_shows_exactly_the_fields_descriptorpin_did_not_pin() {
     }
     assert_eq!(report["summary"]["by_severity"]["high"], 14, "{report}");
     assert_eq!(report["summary"]["by_severity"]["medium"], 29, "{report}");
-    assert_eq!(report["summary"]["by_severity"]["low"], 4, "{report}");
+    // One finding per field: the hints that changed only in how they are
+    // written are a line of the annotations' one finding, not a low
+    // finding of their own (issue 24).
+    assert_eq!(report["summary"]["by_severity"]["low"], 0, "{report}");
 }
 
 #[test]
