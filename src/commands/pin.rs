@@ -17,10 +17,11 @@ use crate::descriptor::Descriptor;
 use crate::inventory::Inventory;
 use crate::json::Value;
 use crate::lock::store::Guard;
-use crate::lock::{Approval, Entry, Lock, State};
+use crate::lock::{Entry, Lock, State};
 use crate::text::{escape_display, has_concealing};
 
-enum Action {
+/// One change to the lock that approving the inventory makes.
+pub(crate) enum Action {
     /// The entry, and what the lock had there; the descriptor is taken
     /// from the inventory when the entry is written (not copied: 100,000
     /// of them were 48 MB of a whole-inventory pin).
@@ -68,51 +69,11 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
     if let Some(note) = guard.recovered() {
         emit(out, |o| writeln!(o, "note: {note}"))?;
     }
-    let mut lock = guard.read()?.unwrap_or_default();
+    let lock = guard.read()?.unwrap_or_default();
     let selection = Selection::new(&args.keys);
     let all = pairs(&inventory, &lock);
     selection.check(&all)?;
-    let mut actions = Vec::new();
-    for p in all.iter().filter(|p| selection.matches(p.server, p.tool)) {
-        let (server, tool) = (p.server.to_string(), p.tool.map(str::to_string));
-        match (p.entry, p.seen) {
-            (_, Some(seen)) => {
-                if let Some(a) = inventory.servers[p.server]
-                    .ambiguities
-                    .iter()
-                    .find(|a| a.tool.as_deref() == p.tool)
-                {
-                    bail!(
-                        "cannot pin {}: the inventory is ambiguous ({}{}); fix {} first",
-                        escape_display(&p.tool.map_or(server.clone(), |t| format!("{server}/{t}"))),
-                        escape_display(&a.message),
-                        a.field
-                            .as_deref()
-                            .map(|f| format!(" at {}", escape_display(f)))
-                            .unwrap_or_default(),
-                        crate::text::shown_path(&inventory.servers[p.server].source)
-                    );
-                }
-                let unchanged = p.entry.is_some_and(|e| {
-                    e.state == State::Pinned && e.descriptor.digest == seen.digest
-                });
-                // Pinning a whole server (or everything) approves how it is
-                // launched too; pinning one tool does not.
-                let launch = p
-                    .seen_launch
-                    .and_then(crate::config::launch_spec)
-                    .filter(|l| p.tool.is_none() && p.locked_launch != Some(l));
-                if let Some(l) = launch {
-                    actions.push(Action::Launch(server.clone(), p.locked_launch.cloned(), l));
-                }
-                if !unchanged {
-                    actions.push(Action::Pin(server, tool, p.entry.cloned()));
-                }
-            }
-            (Some(entry), None) => actions.push(Action::Remove(server, tool, entry.clone())),
-            (None, None) => {}
-        }
-    }
+    let actions = plan(&inventory, &all, &selection)?;
     let approved: Vec<String> = actions
         .iter()
         .map(|a| match a {
@@ -187,17 +148,124 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         })?;
         return Ok(0);
     }
+    let how = Approved {
+        who: &who,
+        note: &args.note,
+        no_commit: args.no_commit,
+        reviewed,
+    };
+    let note: std::sync::Arc<str> = args.note.as_str().into();
+    let decided = actions.into_iter().map(|a| (a, note.clone()));
+    approve(
+        env,
+        guard,
+        &path,
+        Plan {
+            lock,
+            inventory,
+            decided: decided.collect(),
+        },
+        &how,
+        out,
+    )?;
+    Ok(0)
+}
+
+/// What approving the selected `pairs` of `inventory` changes in the
+/// lock, in their order: shared by `pin` and `review`.
+pub(crate) fn plan(
+    inventory: &Inventory,
+    pairs: &[crate::compare::Pair<'_>],
+    selection: &Selection,
+) -> Result<Vec<Action>> {
+    let mut actions = Vec::new();
+    for p in pairs.iter().filter(|p| selection.matches(p.server, p.tool)) {
+        let (server, tool) = (p.server.to_string(), p.tool.map(str::to_string));
+        match (p.entry, p.seen) {
+            (_, Some(seen)) => {
+                if let Some(a) = inventory.servers[p.server]
+                    .ambiguities
+                    .iter()
+                    .find(|a| a.tool.as_deref() == p.tool)
+                {
+                    bail!(
+                        "cannot pin {}: the inventory is ambiguous ({}{}); fix {} first",
+                        escape_display(&p.tool.map_or(server.clone(), |t| format!("{server}/{t}"))),
+                        escape_display(&a.message),
+                        a.field
+                            .as_deref()
+                            .map(|f| format!(" at {}", escape_display(f)))
+                            .unwrap_or_default(),
+                        crate::text::shown_path(&inventory.servers[p.server].source)
+                    );
+                }
+                let unchanged = p.entry.is_some_and(|e| {
+                    e.state == State::Pinned && e.descriptor.digest == seen.digest
+                });
+                // Pinning a whole server (or everything) approves how it is
+                // launched too; pinning one tool does not.
+                let launch = p
+                    .seen_launch
+                    .and_then(crate::config::launch_spec)
+                    .filter(|l| p.tool.is_none() && p.locked_launch != Some(l));
+                if let Some(l) = launch {
+                    actions.push(Action::Launch(server.clone(), p.locked_launch.cloned(), l));
+                }
+                if !unchanged {
+                    actions.push(Action::Pin(server, tool, p.entry.cloned()));
+                }
+            }
+            (Some(entry), None) => actions.push(Action::Remove(server, tool, entry.clone())),
+            (None, None) => {}
+        }
+    }
+    Ok(actions)
+}
+
+/// The lock as read, the inventory it is approved from, and the actions
+/// decided, each with its entry's note.
+pub(crate) struct Plan {
+    /// The lock the actions apply to.
+    pub lock: Lock,
+    /// Where the pinned descriptors are taken from.
+    pub inventory: Inventory,
+    /// The actions, in order, and each one's note (shared: a pin of a
+    /// whole inventory gives 100,000 entries one note).
+    pub decided: Vec<(Action, std::sync::Arc<str>)>,
+}
+
+/// Who approves, and how the approval reaches git.
+pub(crate) struct Approved<'a> {
+    /// The approver.
+    pub who: &'a str,
+    /// The note of the approval commit's message.
+    pub note: &'a str,
+    /// Only write kams.lock.
+    pub no_commit: bool,
+    /// The inventory files the approval commit holds.
+    pub reviewed: Reviewed,
+}
+
+/// Applies `plan`'s actions to its lock, writes the lock under `guard` and
+/// commits it as [`write_approval`] does, and says what was approved:
+/// every approval `pin` and `review` make goes through here.
+pub(crate) fn approve(
+    env: &Env,
+    guard: Guard,
+    path: &Path,
+    plan: Plan,
+    how: &Approved<'_>,
+    out: &mut dyn Write,
+) -> Result<()> {
     let time = now()?;
-    // One approval, shared by every entry this run pins (as reading a lock
-    // shares it between entries pinned together).
-    let approval = std::sync::Arc::new(Approval {
-        approver: who.clone(),
-        at: time.clone(),
-        note: args.note.clone(),
-    });
-    let mut inventory = inventory;
+    // One approval per note, shared by the entries that have it (as
+    // reading a lock shares it between entries pinned together): a pin
+    // gives every entry its note.
+    let mut approval = None;
+    let who = how.who;
+    let (mut lock, mut inventory) = (plan.lock, plan.inventory);
     let mut lines = Vec::new();
-    for action in actions {
+    for (action, note) in plan.decided {
         match action {
             Action::Pin(server, tool, old) => {
                 let descriptor = take_descriptor(&mut inventory, &server, tool.as_deref());
@@ -223,7 +291,12 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
                     state: State::Pinned,
                     descriptor,
                     first_seen: old.map_or(time.clone(), |e| e.first_seen),
-                    approval: Some(approval.clone()),
+                    approval: Some(crate::lock::format::share_approval(
+                        who.into(),
+                        time.as_str().into(),
+                        note.as_ref().into(),
+                        &mut approval,
+                    )),
                     lazy: Default::default(),
                 };
                 let slot = lock.servers.entry(server).or_default();
@@ -273,15 +346,15 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         }
     }
     lock.tidy();
-    let message = approval_message(&args.note, &who, &lines);
+    let message = approval_message(how.note, who, &lines);
     let done = write_approval(
         env,
         guard,
         &lock,
-        &path,
-        args.no_commit,
+        path,
+        how.no_commit,
         &message,
-        &reviewed,
+        &how.reviewed,
     )?;
     emit(out, |o| {
         for l in &lines {
@@ -290,11 +363,11 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         writeln!(
             o,
             "approved by {} ({}): {done}",
-            escape_display(&who),
+            escape_display(who),
             lines.len()
         )
     })?;
-    Ok(0)
+    Ok(())
 }
 
 /// The descriptor the inventory shows for `server` (`tool`: one of its
