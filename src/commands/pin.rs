@@ -496,7 +496,7 @@ impl Reviewed {
 }
 
 /// The inventory files that hold `servers`.
-fn files_of(inventory: &Inventory, servers: &[String]) -> Vec<PathBuf> {
+pub(crate) fn files_of(inventory: &Inventory, servers: &[String]) -> Vec<PathBuf> {
     servers
         .iter()
         .filter_map(|s| inventory.servers.get(s).map(|s| s.source.clone()))

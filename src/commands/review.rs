@@ -1,0 +1,474 @@
+//! `git kams review`: what differs from the lock, one entry at a time, the
+//! way `git add -p` stages hunks. Each entry `pin` would change (a new
+//! tool, a drifted one, one no longer advertised, a server's launch) gets
+//! one screen ([`crate::report::entry`]) and a prompt; what the reviewer
+//! approved becomes one approval commit at the end, made by the function
+//! `pin` makes its own with ([`pin::approve`]), each entry with its note.
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+
+use super::pin::{self, Action, Approved, Plan, Reviewed};
+use super::{emit, Env, Selection, Status};
+use crate::cli::{ReviewArgs, SelectArgs};
+use crate::compare::pairs;
+use crate::finding::{Class, Finding};
+use crate::inventory::Inventory;
+use crate::lock::store::Guard;
+use crate::lock::{Lock, State};
+use crate::report::entry::{self, Field, Locked, Screen};
+use crate::text::escape_display;
+
+/// The keys of the prompt, as `?` explains them.
+const HELP: &str = "\
+a [NOTE] - approve this entry; NOTE, if given, is its note instead of the default
+s - skip: leave it as it is in the lock
+d [NOTE] - deny it
+b - go back to the previous entry
+q - quit: keep the decisions made so far, leave this entry and the rest as they are
+? - print help
+";
+
+/// What the reviewer decided for one entry.
+#[derive(Clone)]
+enum Decision {
+    /// Approved, with its own note or (`None`) the default one.
+    Approve(Option<Arc<str>>),
+    /// Left as it is.
+    Skip,
+}
+
+/// Runs `review`: reads keys from `input`, which must be a terminal.
+pub fn run(
+    env: &Env,
+    args: &ReviewArgs,
+    input: &mut dyn BufRead,
+    terminal: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Status> {
+    let who = pin::approver(env, args.approver.as_deref())?;
+    let select = SelectArgs {
+        keys: args.keys.clone(),
+        at: None,
+        inventory_at: None,
+    };
+    // Once, up front: every screen shows its entry's findings.
+    let findings = super::scan::findings(env, &select, None, err)?.findings;
+    let inventory = env.inventory()?;
+    let path = env.lock_path()?;
+    let lock = crate::lock::store::read(&path)?.unwrap_or_default();
+    let selection = Selection::new(&args.keys);
+    let all = pairs(&inventory, &lock);
+    selection.check(&all)?;
+    let actions = pin::plan(&inventory, &all, &selection)?;
+    drop(all);
+    if actions.is_empty() {
+        emit(out, |o| {
+            writeln!(
+                o,
+                "nothing to review: every selected entry matches the lock"
+            )
+        })?;
+        return Ok(0);
+    }
+    if !terminal {
+        bail!("{}", instead(&actions));
+    }
+    let default_note: Arc<str> = match &args.note {
+        Some(n) => n.as_str().into(),
+        None => {
+            emit(out, |o| {
+                write!(
+                    o,
+                    "note for the approvals (Enter for none; a note typed after `a` replaces it for that entry): "
+                )
+            })?;
+            read_line(input)?.unwrap_or_default().trim().into()
+        }
+    };
+    let decisions = prompt(&actions, &inventory, &lock, &findings, input, out)?;
+    let approved = decisions
+        .iter()
+        .filter(|d| matches!(d, Some(Decision::Approve(_))))
+        .count();
+    let left: Vec<String> = actions
+        .iter()
+        .zip(&decisions)
+        .filter(|(_, d)| !matches!(d, Some(Decision::Approve(_))))
+        .map(|(a, _)| escape_display(&subject(a)))
+        .collect();
+    if approved == 0 {
+        emit(out, |o| {
+            writeln!(o, "nothing approved: kams.lock is unchanged")
+        })?;
+        return Ok(0);
+    }
+    let reviewed_all = args.keys.is_empty() && left.is_empty();
+    let shown: Vec<String> = actions.iter().map(|a| fingerprint(a, &inventory)).collect();
+    drop((inventory, lock));
+
+    // What was reviewed must be what is approved: the lock and the
+    // inventory are read again under the lock's claim, and compared.
+    let guard = Guard::acquire(&path)?;
+    if let Some(note) = guard.recovered() {
+        emit(out, |o| writeln!(o, "note: {note}"))?;
+    }
+    let lock = guard.read()?.unwrap_or_default();
+    let inventory = env.inventory()?;
+    let all = pairs(&inventory, &lock);
+    let again = pin::plan(&inventory, &all, &selection)?;
+    drop(all);
+    if again.iter().map(|a| fingerprint(a, &inventory)).ne(shown) {
+        bail!(
+            "the inventory or {} changed while you reviewed: nothing was written; run `git kams review` again",
+            crate::text::shown_path(&path)
+        );
+    }
+    let mut notes = Vec::new();
+    let mut servers = Vec::new();
+    let mut decided = Vec::new();
+    for (action, decision) in again.into_iter().zip(decisions) {
+        let Some(Decision::Approve(own)) = decision else {
+            continue;
+        };
+        if let Some(n) = &own {
+            notes.push(format!("{}: {n}", subject(&action)));
+        }
+        servers.push(server(&action).to_string());
+        decided.push((action, own.unwrap_or_else(|| default_note.clone())));
+    }
+    let reviewed = if reviewed_all {
+        let every: Vec<String> = inventory.servers.keys().cloned().collect();
+        Reviewed::Whole(pin::files_of(&inventory, &every))
+    } else {
+        Reviewed::Files(pin::files_of(&inventory, &servers))
+    };
+    // The commit's note: the default one, then each entry's own.
+    let mut note = default_note.to_string();
+    if !notes.is_empty() {
+        if !note.is_empty() {
+            note.push_str("\n\n");
+        }
+        note.push_str(&notes.join("\n"));
+    }
+    let how = Approved {
+        who: &who,
+        note: &note,
+        no_commit: args.no_commit,
+        reviewed,
+    };
+    let plan = Plan {
+        lock,
+        inventory,
+        decided,
+    };
+    pin::approve(env, guard, &path, plan, &how, out)?;
+    if !left.is_empty() {
+        emit(out, |o| {
+            writeln!(o, "left as they are in the lock: {}", left.join(", "))
+        })?;
+    }
+    Ok(0)
+}
+
+/// Shows each entry and asks for its key, until the last one is decided or
+/// the reviewer quits; the decisions, `None` for an entry left undecided.
+fn prompt(
+    actions: &[Action],
+    inventory: &Inventory,
+    lock: &Lock,
+    findings: &[Finding],
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> Result<Vec<Option<Decision>>> {
+    let n = actions.len();
+    let mut decisions: Vec<Option<Decision>> = vec![None; n];
+    let mut i = 0;
+    let mut show = true;
+    while i < n {
+        if show {
+            let text = screen(
+                &actions[i],
+                inventory,
+                lock,
+                findings,
+                decisions[i].as_ref(),
+            );
+            emit(out, |o| write!(o, "\n{text}\n"))?;
+        }
+        show = true;
+        emit(out, |o| {
+            write!(
+                o,
+                "({}/{n}) {} [a,s,d,b,q,?]? ",
+                i + 1,
+                question(&actions[i])
+            )
+        })?;
+        // The end of the input (^D) quits, as in `git add -p`.
+        let Some(line) = read_line(input)? else {
+            emit(out, |o| writeln!(o))?;
+            break;
+        };
+        let line = line.trim();
+        let (key, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let rest = rest.trim();
+        match key {
+            "a" => {
+                decisions[i] = Some(Decision::Approve((!rest.is_empty()).then(|| rest.into())));
+                i += 1;
+            }
+            "s" => {
+                decisions[i] = Some(Decision::Skip);
+                i += 1;
+            }
+            "d" => {
+                emit(out, |o| {
+                    writeln!(
+                        o,
+                        "deny needs the denied state of kams.lock (issue 23, item 2), which this build does not have yet; skip it (s) for now"
+                    )
+                })?;
+                show = false;
+            }
+            "b" if i == 0 => {
+                emit(out, |o| writeln!(o, "no previous entry"))?;
+                show = false;
+            }
+            "b" => i -= 1,
+            "q" => break,
+            "?" => {
+                emit(out, |o| write!(o, "{HELP}"))?;
+                show = false;
+            }
+            other => {
+                emit(out, |o| {
+                    write!(o, "unknown key `{}`:\n{HELP}", escape_display(other))
+                })?;
+                show = false;
+            }
+        }
+    }
+    Ok(decisions)
+}
+
+/// One line of `input` without its line end; `None` at its end.
+fn read_line(input: &mut dyn BufRead) -> Result<Option<String>> {
+    let mut line = String::new();
+    if input.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    Ok(Some(line.trim_end_matches(['\n', '\r']).to_string()))
+}
+
+/// The screen of `action`'s entry.
+fn screen(
+    action: &Action,
+    inventory: &Inventory,
+    lock: &Lock,
+    findings: &[Finding],
+    decided: Option<&Decision>,
+) -> String {
+    let shown = subject(action);
+    let (server, tool) = match action {
+        Action::Pin(s, t, _) | Action::Remove(s, t, _) => (s.as_str(), t.as_deref()),
+        Action::Launch(s, ..) => (s.as_str(), None),
+    };
+    let launch = matches!(action, Action::Launch(..));
+    // A server's findings about how it is reached go with its launch;
+    // when its launch is not reviewed, with its server entry.
+    let about_launch =
+        |f: &Finding| f.field.as_deref() == Some("/launch") || f.class == Class::Transport;
+    let launch_reviewed = launch
+        || inventory.servers.get(server).is_some_and(|s| {
+            crate::config::launch_spec(&s.launch).is_some_and(|l| {
+                lock.servers.get(server).and_then(|s| s.launch.as_ref()) != Some(&l)
+            })
+        });
+    let on_it: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.server == server && f.tool.as_deref() == tool)
+        .filter(|f| tool.is_some() || !launch_reviewed || about_launch(f) == launch)
+        .collect();
+    let locked_entry = lock.entry(server, tool);
+    let locked = match locked_entry {
+        None => Locked::Absent,
+        Some(e) => match (&e.approval, e.state) {
+            (Some(a), State::Pinned) => Locked::Pinned(a),
+            _ => Locked::Provisional(&e.first_seen),
+        },
+    };
+    let seen = inventory.servers.get(server).and_then(|s| match tool {
+        Some(t) => s.tools.get(t).map(|t| &t.descriptor),
+        None => Some(&s.descriptor),
+    });
+    let names: &[&str] = if tool.is_some() {
+        &crate::descriptor::TOOL_FIELDS
+    } else {
+        &crate::descriptor::SERVER_FIELDS
+    };
+    let (state, digests, fields) = match action {
+        Action::Launch(_, old, new) => (
+            if old.is_some() {
+                "launch changed"
+            } else {
+                "new launch"
+            },
+            (None, None),
+            vec![Field {
+                name: "launch",
+                old: old.as_ref(),
+                new: Some(new),
+            }],
+        ),
+        _ => {
+            let old = locked_entry.map(|e| &e.descriptor);
+            let state = match (old, seen) {
+                (None, _) => "new",
+                (Some(_), None) => "removed",
+                (Some(o), Some(s)) if o.digest == s.digest => "recorded, not approved",
+                (Some(_), Some(_)) => "drifted",
+            };
+            let fields = names
+                .iter()
+                .map(|&name| Field {
+                    name,
+                    old: old.and_then(|d| d.get(name)),
+                    new: seen.and_then(|d| d.get(name)),
+                })
+                .filter(|f| f.old != f.new)
+                .collect();
+            (
+                state,
+                (
+                    old.map(|d| d.digest.to_string()),
+                    seen.map(|d| d.digest.to_string()),
+                ),
+                fields,
+            )
+        }
+    };
+    entry::render(&Screen {
+        subject: &shown,
+        state,
+        locked: match action {
+            Action::Launch(_, old, _) => Locked::Launch(old.is_some()),
+            _ => locked,
+        },
+        digests,
+        fields,
+        findings: on_it,
+        decided: decided.map(|d| match d {
+            Decision::Approve(None) => "approve".to_string(),
+            Decision::Approve(Some(n)) => format!("approve, note \"{}\"", escape_display(n)),
+            Decision::Skip => "skip".to_string(),
+        }),
+    })
+}
+
+/// The question of the prompt for `action`.
+fn question(action: &Action) -> &'static str {
+    match action {
+        Action::Pin(_, _, None) => "approve this new entry",
+        Action::Pin(..) => "approve this change",
+        Action::Remove(..) => "approve this removal",
+        Action::Launch(..) => "approve this launch",
+    }
+}
+
+/// The server an action changes.
+fn server(action: &Action) -> &str {
+    match action {
+        Action::Pin(s, ..) | Action::Remove(s, ..) | Action::Launch(s, ..) => s,
+    }
+}
+
+/// `server`, `server/tool`, or `server (launch)`.
+fn subject(action: &Action) -> String {
+    match action {
+        Action::Pin(s, t, _) | Action::Remove(s, t, _) => match t {
+            Some(t) => format!("{s}/{t}"),
+            None => s.clone(),
+        },
+        Action::Launch(s, ..) => format!("{s} (launch)"),
+    }
+}
+
+/// What an action approves, to tell whether the inventory or the lock
+/// changed during the review: the subject, what the inventory shows of it
+/// and what the lock had.
+fn fingerprint(action: &Action, inventory: &Inventory) -> String {
+    let digest = |d: Option<&crate::descriptor::Descriptor>| d.map(|d| d.digest.to_string());
+    match action {
+        Action::Pin(s, t, old) => {
+            let seen = inventory.servers.get(s).and_then(|srv| match t {
+                Some(t) => srv.tools.get(t).map(|t| &t.descriptor),
+                None => Some(&srv.descriptor),
+            });
+            format!(
+                "pin {s:?} {t:?} {:?} {:?}",
+                digest(seen),
+                digest(old.as_ref().map(|e| &e.descriptor))
+            )
+        }
+        Action::Remove(s, t, old) => format!("remove {s:?} {t:?} {}", old.descriptor.digest),
+        Action::Launch(s, old, new) => format!(
+            "launch {s:?} {:?} {}",
+            old.as_ref().map(crate::canon::jcs_string),
+            crate::canon::jcs_string(new)
+        ),
+    }
+}
+
+/// The error without a terminal: the `pin` commands that approve the same
+/// entries, one per entry.
+fn instead(actions: &[Action]) -> String {
+    let mut keys: Vec<(String, bool)> = Vec::new();
+    for a in actions {
+        let (key, server) = match a {
+            Action::Pin(s, Some(t), _) | Action::Remove(s, Some(t), _) => {
+                (format!("{s}/{t}"), false)
+            }
+            Action::Pin(s, None, _) | Action::Remove(s, None, _) | Action::Launch(s, ..) => {
+                (s.clone(), true)
+            }
+        };
+        if !keys.iter().any(|(k, _)| *k == key) {
+            keys.push((key, server));
+        }
+    }
+    let lines: Vec<String> = keys
+        .iter()
+        .map(|(k, server)| {
+            format!(
+                "  git kams pin {} -m NOTE{}",
+                quoted(k),
+                if *server {
+                    "   # the server: its launch, its server entry and every tool"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect();
+    format!(
+        "review reads a key per entry from a terminal, and stdin is not one; approve without it, entry by entry:\n{}",
+        lines.join("\n")
+    )
+}
+
+/// `key` as one shell word, shown escaped.
+fn quoted(key: &str) -> String {
+    let shown = escape_display(key);
+    if shown
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_-./@:+,=".contains(c))
+    {
+        shown
+    } else {
+        format!("'{}'", shown.replace('\'', r"'\''"))
+    }
+}
