@@ -29,6 +29,7 @@ mod manual;
 mod metrics;
 mod precommit;
 mod properties;
+mod review;
 mod sarif;
 mod signatures;
 mod special_files;
