@@ -31,6 +31,9 @@ q - quit: keep the decisions made so far, leave this entry and the rest as they 
 ? - print help
 ";
 
+/// The state of a provisional entry the inventory shows unchanged.
+const UNAPPROVED: &str = "recorded, not approved";
+
 /// What the reviewer decided for one entry.
 #[derive(Clone)]
 enum Decision {
@@ -189,14 +192,14 @@ fn prompt(
     let mut i = 0;
     let mut show = true;
     while i < n {
+        let (text, state) = screen(
+            &actions[i],
+            inventory,
+            lock,
+            findings,
+            decisions[i].as_ref(),
+        );
         if show {
-            let text = screen(
-                &actions[i],
-                inventory,
-                lock,
-                findings,
-                decisions[i].as_ref(),
-            );
             emit(out, |o| write!(o, "\n{text}\n"))?;
         }
         show = true;
@@ -205,7 +208,7 @@ fn prompt(
                 o,
                 "({}/{n}) {} [a,s,d,b,q,?]? ",
                 i + 1,
-                question(&actions[i])
+                question(&actions[i], state)
             )
         })?;
         // The end of the input (^D) quits, as in `git add -p`.
@@ -271,7 +274,7 @@ fn screen(
     lock: &Lock,
     findings: &[Finding],
     decided: Option<&Decision>,
-) -> String {
+) -> (String, &'static str) {
     let shown = subject(action);
     let (server, tool) = match action {
         Action::Pin(s, t, _) | Action::Remove(s, t, _) => (s.as_str(), t.as_deref()),
@@ -329,7 +332,7 @@ fn screen(
             let state = match (old, seen) {
                 (None, _) => "new",
                 (Some(_), None) => "removed",
-                (Some(o), Some(s)) if o.digest == s.digest => "recorded, not approved",
+                (Some(o), Some(s)) if o.digest == s.digest => UNAPPROVED,
                 (Some(_), Some(_)) => "drifted",
             };
             let fields = names
@@ -351,7 +354,7 @@ fn screen(
             )
         }
     };
-    entry::render(&Screen {
+    let text = entry::render(&Screen {
         subject: &shown,
         state,
         locked: match action {
@@ -366,13 +369,15 @@ fn screen(
             Decision::Approve(Some(n)) => format!("approve, note \"{}\"", escape_display(n)),
             Decision::Skip => "skip".to_string(),
         }),
-    })
+    });
+    (text, state)
 }
 
-/// The question of the prompt for `action`.
-fn question(action: &Action) -> &'static str {
+/// The question of the prompt for `action`, whose entry is in `state`.
+fn question(action: &Action, state: &str) -> &'static str {
     match action {
         Action::Pin(_, _, None) => "approve this new entry",
+        Action::Pin(..) if state == UNAPPROVED => "approve this entry",
         Action::Pin(..) => "approve this change",
         Action::Remove(..) => "approve this removal",
         Action::Launch(..) => "approve this launch",

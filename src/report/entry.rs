@@ -104,12 +104,12 @@ pub fn render(s: &Screen<'_>) -> String {
     }
     for f in &s.findings {
         out.push_str(&format!(
-            "    {:<8} {:<10}{}  {}\n",
+            "    {:<8} {:<10} {}{}\n",
             f.severity.as_str(),
             f.class.as_str(),
             f.field
                 .as_deref()
-                .map(|p| format!(" {}", escape_display(p)))
+                .map(|p| format!("{}  ", escape_display(p)))
                 .unwrap_or_default(),
             escape_display(&f.message)
         ));

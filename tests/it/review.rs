@@ -419,3 +419,62 @@ fn review_writes_nothing_when_the_inventory_changed_while_it_was_on_screen() {
     assert_eq!(std::fs::read(d.join("kams.lock")).unwrap(), lock);
     assert_eq!(commits(d), 1);
 }
+
+#[test]
+fn review_shows_a_changed_launch_as_its_own_entry_and_approving_it_records_it() {
+    let r = upgraded();
+    let d = r.path();
+    let mut inv: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join(".kams/inventory/files.json")).unwrap())
+            .unwrap();
+    inv["command"] = serde_json::json!(["files-server", "/"]);
+    std::fs::write(
+        d.join(".kams/inventory/files.json"),
+        serde_json::to_string_pretty(&inv).unwrap(),
+    )
+    .unwrap();
+    let mut s = Session::spawn(d, &["review", "-m", "x"]);
+    let screen = s.expect(&format!("(1/3) approve this launch {PROMPT}"));
+    assert!(
+        screen.contains(
+            "files (launch): launch changed\n  the lock records another launch (`git kams log` names who approved it)\n\n  launch:\n      {\n        \"command\": [\n          \"files-server\",\n    -     \"/srv\"\n    +     \"/\"\n        ]\n      }\n\n  1 finding:\n    high     drift      /launch  launch changed since it was approved: a different command now runs\n"
+        ),
+        "{screen}"
+    );
+    s.send("a");
+    s.expect(PROMPT);
+    s.send("s");
+    s.expect(PROMPT);
+    s.send("s");
+    let (code, all, err) = s.finish();
+    assert_eq!(code, Some(0), "{all}\n{err}");
+    let lock: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("kams.lock")).unwrap()).unwrap();
+    assert_eq!(
+        lock["servers"]["files"]["launch"],
+        serde_json::json!({"command": ["files-server", "/"]})
+    );
+    let message = git(d, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("kams: approve the launch of files\n"),
+        "{message}"
+    );
+}
+
+#[test]
+fn review_deny_says_what_it_needs_and_decides_nothing() {
+    let r = upgraded();
+    let d = r.path();
+    let mut s = Session::spawn(d, &["review", "-m", "x"]);
+    s.expect(PROMPT);
+    s.send("d not this one");
+    let said = s.expect(&format!("(1/2) approve this new entry {PROMPT}"));
+    assert!(
+        said.contains("deny needs the denied state of kams.lock"),
+        "{said}"
+    );
+    s.send("q");
+    let (code, all, err) = s.finish();
+    assert_eq!(code, Some(0), "{all}\n{err}");
+    assert_eq!(commits(d), 1);
+}
