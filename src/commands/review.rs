@@ -52,6 +52,9 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Status> {
+    if env.plain_format("review")? != super::PlainFormat::Text {
+        bail!("--format json: review is for a person at a terminal; a program reads the same changes from `git kams scan --format json`");
+    }
     let who = pin::approver(env, args.approver.as_deref())?;
     let select = SelectArgs {
         keys: args.keys.clone(),
