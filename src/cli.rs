@@ -117,6 +117,9 @@ pub enum Command {
     /// Review each entry that differs from the lock, one screen each, and approve, skip or deny it
     #[command(long_about = REVIEW_HELP)]
     Review(ReviewArgs),
+    /// Refuse a tool: the entry becomes denied, with denier, time and note, whatever it advertises
+    #[command(long_about = DENY_HELP)]
+    Deny(DenyArgs),
     /// Show each entry's state and digests, and whether the inventory still matches
     Status(SelectArgs),
     /// Report every finding of the inventory against the lock
@@ -411,6 +414,45 @@ pub enum HookKind {
     PreReceive,
 }
 
+/// The long help of `deny`.
+const DENY_HELP: &str = "\
+Refuse a tool (SERVER/TOOL) or a server's own entry and every tool of it (SERVER): each
+selected entry of kams.lock becomes denied, with you as the denier, the time and NOTE,
+and the change is committed, signed off by you, as `git kams pin` commits an approval.
+
+A denied entry stays denied whatever the server advertises under that name: while it is
+advertised, `git kams scan` reports a high `denied` finding and the pre-push and
+pre-receive hooks refuse the push. A client should not offer a denied tool to the model
+(see docs/lockfile.md). A denial is kept when the tool stops being advertised, so that
+it is caught if it comes back. `git kams pin SERVER/TOOL` (naming the entry, not a wider
+selection) overturns a denial.
+
+Exit status: 0 denied (or already denied as it is), 2 an error (nothing written).";
+
+/// Arguments of `deny`.
+#[derive(Args, Debug)]
+pub struct DenyArgs {
+    /// What to refuse: SERVER/TOOL, or SERVER (its server entry and every tool)
+    #[arg(value_name = "SERVER|SERVER/TOOL", required = true)]
+    pub keys: Vec<String>,
+
+    /// Why it is refused; stored in the lock with the denial
+    #[arg(short = 'm', long = "message", value_name = "NOTE", required = true)]
+    pub note: String,
+
+    /// Denier as `"Name <email>"`.
+    #[arg(
+        long,
+        value_name = "NAME <EMAIL>",
+        help = "Denier as \"Name <email>\" [default: git config user.name and user.email]"
+    )]
+    pub approver: Option<String>,
+
+    /// Only write kams.lock, do not commit (outside a repository this is always the case)
+    #[arg(long)]
+    pub no_commit: bool,
+}
+
 /// Arguments of `pin`.
 #[derive(Args, Debug)]
 pub struct PinArgs {
@@ -445,7 +487,7 @@ shown as \\u{XXXX}) and every finding on it, then a prompt:
 
   a [NOTE]  approve this entry (NOTE replaces the default note for it)
   s         skip: leave it as it is in the lock
-  d [NOTE]  deny it
+  d [NOTE]  deny it, as `git kams deny` does (a launch cannot be denied)
   b         back to the previous entry
   q         quit: keep the decisions made so far, leave the rest as they are
   ?         help

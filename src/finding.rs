@@ -94,11 +94,13 @@ pub enum Class {
     /// A risky way to reach a server: a command, an unpinned package, plain
     /// http, an inline secret.
     Transport,
+    /// A tool or server a reviewer denied, still advertised.
+    Denied,
 }
 
 impl Class {
     /// Every class, in the order of the enum (the order of SARIF rules).
-    pub const ALL: [Class; 10] = [
+    pub const ALL: [Class; 11] = [
         Class::Drift,
         Class::Added,
         Class::Removed,
@@ -109,6 +111,7 @@ impl Class {
         Class::Shadow,
         Class::Squat,
         Class::Transport,
+        Class::Denied,
     ];
 
     /// The lowercase name used in output.
@@ -124,6 +127,7 @@ impl Class {
             Class::Shadow => "shadow",
             Class::Squat => "squat",
             Class::Transport => "transport",
+            Class::Denied => "denied",
         }
     }
 }

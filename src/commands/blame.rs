@@ -9,15 +9,23 @@ use anyhow::{anyhow, bail, Result};
 
 use super::{emit, Env, PlainFormat, Selection, Status};
 use crate::cli::BlameArgs;
-use crate::git::history::{blame, Blamed, CommitInfo, EntryValue, History, Wanted};
+use crate::git::history::{blame, CommitInfo, EntryValue, History, Wanted};
+use crate::git::hooks::LockHistory;
 use crate::git::signature::{self, Verdict};
+use crate::lock::Approval;
 use crate::report::json_str;
 use crate::text::escape_display;
 
-/// One blamed entry, ready to print.
+/// One blamed entry or launch, ready to print.
 struct Row<'a> {
-    wanted: &'a Wanted,
-    blamed: Blamed,
+    server: &'a str,
+    /// The tool; `None` for the server entry and the launch.
+    tool: Option<&'a str>,
+    /// The entry's state, or `launch`.
+    state: &'static str,
+    approval: Option<&'a Approval>,
+    /// True when the commit may not be the one (shallow history).
+    boundary: bool,
     info: &'a CommitInfo,
     verdict: &'a Verdict,
 }
@@ -75,39 +83,85 @@ pub fn run(env: &Env, args: &BlameArgs, out: &mut dyn Write) -> Result<Status> {
         }
     }
     let outcome = blame(&mut history, tip, &wanted)?;
+    // Each selected server's launch, by the commit that gave it its value
+    // (the launch and its approval), found as the hooks find it.
+    let mut launches: Vec<(&str, Option<&Approval>, gix::ObjectId, bool)> = Vec::new();
+    let mut locks = LockHistory::new(repo, &rel);
+    for (server, s) in &lock.servers {
+        if s.launch.is_none() || !selection.matches(server, None) {
+            continue;
+        }
+        if let Some((facts, boundary)) = locks.launch_origin(tip, server)? {
+            launches.push((server, s.launch_approval.as_deref(), facts.id, boundary));
+        }
+    }
     let verifier = env.verifier();
     let mut infos: Vec<(CommitInfo, Verdict)> = Vec::new();
-    for b in &outcome.blamed {
-        if !infos.iter().any(|(i, _)| i.id == b.commit) {
-            let info = history.commit_info(b.commit)?;
-            let verdict = signature::verdict_of(&verifier, repo, b.commit, info.signed)?;
+    let commits = outcome.blamed.iter().map(|b| b.commit);
+    for id in commits.chain(launches.iter().map(|l| l.2)) {
+        if !infos.iter().any(|(i, _)| i.id == id) {
+            let info = history.commit_info(id)?;
+            let verdict = signature::verdict_of(&verifier, repo, id, info.signed)?;
             infos.push((info, verdict));
         }
     }
-    let rows: Vec<Row<'_>> = wanted
-        .iter()
-        .zip(&outcome.blamed)
-        .map(|(w, b)| {
-            let (info, verdict) = infos
-                .iter()
-                .find(|(i, _)| i.id == b.commit)
-                .expect("every blamed commit was read");
-            Row {
-                wanted: w,
-                blamed: *b,
+    let read = |id: gix::ObjectId| {
+        let (info, verdict) = infos
+            .iter()
+            .find(|(i, _)| i.id == id)
+            .expect("every blamed commit was read");
+        (info, verdict)
+    };
+    let mut rows: Vec<Row<'_>> = Vec::new();
+    for (w, b) in wanted.iter().zip(&outcome.blamed) {
+        // A server's launch comes after its server entry, before its tools.
+        while let Some(&(server, approval, id, boundary)) = launches.first() {
+            if (server, 1) >= (w.server.as_str(), if w.tool.is_some() { 2 } else { 0 }) {
+                break;
+            }
+            launches.remove(0);
+            let (info, verdict) = read(id);
+            rows.push(Row {
+                server,
+                tool: None,
+                state: "launch",
+                approval,
+                boundary,
                 info,
                 verdict,
-            }
-        })
-        .collect();
+            });
+        }
+        let (info, verdict) = read(b.commit);
+        rows.push(Row {
+            server: &w.server,
+            tool: w.tool.as_deref(),
+            state: w.value.state.as_str(),
+            approval: w.value.approval.as_deref(),
+            boundary: b.boundary,
+            info,
+            verdict,
+        });
+    }
+    for (server, approval, id, boundary) in launches {
+        let (info, verdict) = read(id);
+        rows.push(Row {
+            server,
+            tool: None,
+            state: "launch",
+            approval,
+            boundary,
+            info,
+            verdict,
+        });
+    }
     let mut notes = outcome.notes;
     if wanted.is_empty() {
         notes.push(format!("{} at {} has no entries", rel.display(), args.at));
     }
-    if let Some(b) = outcome.blamed.iter().find(|b| b.boundary) {
+    if let Some(r) = rows.iter().find(|r| r.boundary) {
         notes.push(format!(
             "history is shallow: entries marked ^ may be older than {}",
-            b.commit
+            r.info.id
         ));
     }
     emit(out, |o| match format {
@@ -117,16 +171,16 @@ pub fn run(env: &Env, args: &BlameArgs, out: &mut dyn Write) -> Result<Status> {
     Ok(0)
 }
 
-fn subject(w: &Wanted) -> String {
-    match &w.tool {
-        Some(t) => format!("{}/{t}", w.server),
-        None => w.server.clone(),
+fn subject(r: &Row<'_>) -> String {
+    match r.tool {
+        Some(t) => format!("{}/{t}", r.server),
+        None => r.server.to_string(),
     }
 }
 
 fn write_text(rows: &[Row<'_>], notes: &[String], o: &mut dyn Write) -> std::io::Result<()> {
     for r in rows {
-        let approval = r.wanted.value.approval.as_ref();
+        let approval = r.approval;
         let sign_offs = if r.info.sign_offs.is_empty() {
             "-".to_string()
         } else {
@@ -135,16 +189,16 @@ fn write_text(rows: &[Row<'_>], notes: &[String], o: &mut dyn Write) -> std::io:
         writeln!(
             o,
             "{}{} {} {:<10} {:<11} {}  approver: {}  signed-off-by: {}  note: {}",
-            if r.blamed.boundary { "^" } else { "" },
+            if r.boundary { "^" } else { "" },
             r.info.short,
             r.info.date,
             r.verdict.word(),
-            r.wanted.value.state.as_str(),
-            escape_display(&subject(r.wanted)),
+            r.state,
+            escape_display(&subject(r)),
             escape_display(approval.map_or("-", |a| a.approver.as_str())),
             escape_display(&sign_offs),
-            // A provisional entry has no approval note: the commit's
-            // subject says why it was recorded.
+            // A provisional entry (or a launch recorded before launches
+            // had an approval) has no note: the commit's subject says why.
             escape_display(approval.map_or(r.info.subject.as_str(), |a| a.note.as_str())),
         )?;
     }
@@ -162,18 +216,18 @@ fn write_json(
 ) -> std::io::Result<()> {
     writeln!(
         o,
-        "{{\n  \"version\": 2,\n  \"at\": {},\n  \"entries\": [",
+        "{{\n  \"version\": 3,\n  \"at\": {},\n  \"entries\": [",
         json_str(&tip.to_string())
     )?;
     for (i, r) in rows.iter().enumerate() {
-        let approval = r.wanted.value.approval.as_ref();
+        let approval = r.approval;
         let sign_offs: Vec<String> = r.info.sign_offs.iter().map(|a| json_str(a)).collect();
         write!(
             o,
             "    {{\"server\": {}, \"tool\": {}, \"state\": {}, \"commit\": {}, \"date\": {}, \"approver\": {}, \"signed_off_by\": [{}], \"signature\": {}, \"signers\": [{}], \"note\": {}, \"commit_subject\": {}, \"boundary\": {}}}",
-            json_str(&r.wanted.server),
-            r.wanted.tool.as_deref().map_or("null".into(), json_str),
-            json_str(r.wanted.value.state.as_str()),
+            json_str(r.server),
+            r.tool.map_or("null".into(), json_str),
+            json_str(r.state),
             json_str(&r.info.id.to_string()),
             json_str(&r.info.date),
             approval.map_or("null".into(), |a| json_str(&a.approver)),
@@ -187,7 +241,7 @@ fn write_json(
                 .join(", "),
             approval.map_or("null".into(), |a| json_str(&a.note)),
             json_str(&r.info.subject),
-            r.blamed.boundary,
+            r.boundary,
         )?;
         writeln!(o, "{}", if i + 1 < rows.len() { "," } else { "" })?;
     }

@@ -53,6 +53,8 @@ pub(crate) fn parse_bool(v: &str) -> Option<bool> {
 enum Rule {
     /// Unapproved drift at the pushed tip.
     Drift,
+    /// A denied entry still advertised at the pushed tip.
+    Denied,
     /// An approval commit without a `Signed-off-by` trailer.
     SignOff,
     /// An approval commit signed off by nobody in `kams.approvers`.
@@ -78,6 +80,7 @@ impl Rule {
     fn as_str(self) -> &'static str {
         match self {
             Rule::Drift => "drift",
+            Rule::Denied => "denied",
             Rule::SignOff => "sign-off",
             Rule::Approver => "approver",
             Rule::Signature => "signature",
@@ -100,6 +103,8 @@ struct Problem {
 /// What the drift rule found at one tip, before it is told per ref.
 #[derive(Clone)]
 struct Unapproved {
+    /// Drift, or denied.
+    rule: Rule,
     server: String,
     tool: Option<String>,
     message: String,
@@ -316,7 +321,7 @@ impl Check<'_> {
         for u in &self.tips[&tip] {
             self.problems.push(Problem {
                 ref_name: ref_name.to_string(),
-                rules: vec![Rule::Drift],
+                rules: vec![u.rule],
                 server: u.server.clone(),
                 tool: u.tool.clone(),
                 commit: Some(tip),
@@ -383,7 +388,10 @@ impl Check<'_> {
         // Per subject: the classes found and the fields that drifted.
         let mut by_subject: BTreeMap<(String, Option<String>), Seen> = BTreeMap::new();
         for f in compare::compare(&inventory, &lock) {
-            if !matches!(f.class, Class::Added | Class::Drift | Class::Unapproved) {
+            if !matches!(
+                f.class,
+                Class::Added | Class::Drift | Class::Unapproved | Class::Denied
+            ) {
                 continue;
             }
             let Seen(classes, fields) = by_subject.entry((f.server, f.tool)).or_default();
@@ -401,7 +409,9 @@ impl Check<'_> {
             .map(|((server, tool), Seen(classes, fields))| {
                 let subject = subject(&server, tool.as_deref());
                 let at = short(tip);
-                let message = if classes.contains(&Class::Added) {
+                let message = if classes.contains(&Class::Denied) {
+                    format!("{subject} is denied in {lock_name} and still advertised at {at}: stop advertising it (change the server or its config, capture, commit the inventory), or have a reviewer overturn the denial")
+                } else if classes.contains(&Class::Added) {
                     format!("{subject} is new at {at}: {lock_name} has no entry for it")
                 } else if classes.contains(&Class::Drift) {
                     let provisional = classes.contains(&Class::Unapproved);
@@ -418,6 +428,11 @@ impl Check<'_> {
                     format!("{subject} is recorded but not pinned at {at}: nobody approved it")
                 };
                 Unapproved {
+                    rule: if classes.contains(&Class::Denied) {
+                        Rule::Denied
+                    } else {
+                        Rule::Drift
+                    },
                     server,
                     tool,
                     message,

@@ -102,13 +102,15 @@ fn did<T>(values: &Three<T>, side: &Option<T>, text: fn(&T) -> String) -> String
     }
 }
 
-/// `pinned sha256:0123456789ab by NAME <EMAIL> ("NOTE")`, or `recorded ...`.
+/// `pinned sha256:0123456789ab by NAME <EMAIL> ("NOTE")` (or `denied`),
+/// or `recorded ...`.
 fn entry_text(e: &Entry) -> String {
     let digest = e.descriptor.digest.to_string();
     let short = &digest[..digest.len().min("sha256:".len() + 12)];
     match (e.state, &e.approval) {
-        (State::Pinned, Some(a)) => format!(
-            "pinned {short} by {} (\"{}\")",
+        (State::Pinned | State::Denied, Some(a)) => format!(
+            "{} {short} by {} (\"{}\")",
+            e.state.as_str(),
             escape_display(&a.approver),
             escape_display(&a.note)
         ),

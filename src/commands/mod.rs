@@ -3,6 +3,7 @@
 
 pub mod blame;
 pub mod capture;
+pub mod deny;
 pub mod hook;
 pub mod import;
 pub mod init;

@@ -73,7 +73,18 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
     let selection = Selection::new(&args.keys);
     let all = pairs(&inventory, &lock);
     selection.check(&all)?;
-    let actions = plan(&inventory, &all, &selection)?;
+    let (actions, kept_denied) = plan(&inventory, &all, &args.keys)?;
+    if !kept_denied.is_empty() {
+        emit(out, |o| {
+            for k in &kept_denied {
+                writeln!(
+                    o,
+                    "kept denied {k} (name it, `git kams pin {k} -m NOTE`, to overturn the denial)"
+                )?;
+            }
+            Ok(())
+        })?;
+    }
     let approved: Vec<String> = actions
         .iter()
         .map(|a| match a {
@@ -164,6 +175,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
             lock,
             inventory,
             decided: decided.collect(),
+            denied: Vec::new(),
         },
         &how,
         out,
@@ -171,16 +183,27 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
     Ok(0)
 }
 
-/// What approving the selected `pairs` of `inventory` changes in the
-/// lock, in their order: shared by `pin` and `review`.
+/// What approving the `pairs` of `inventory` that `keys` selects changes
+/// in the lock, in their order, and the denied entries it passes over
+/// (shown): shared by `pin` and `review`.
 pub(crate) fn plan(
     inventory: &Inventory,
     pairs: &[crate::compare::Pair<'_>],
-    selection: &Selection,
-) -> Result<Vec<Action>> {
+    keys: &[String],
+) -> Result<(Vec<Action>, Vec<String>)> {
+    let selection = Selection::new(keys);
     let mut actions = Vec::new();
+    // Denied entries a wider selection passed over: only naming one
+    // (SERVER/TOOL) overturns its denial.
+    let mut kept_denied = Vec::new();
     for p in pairs.iter().filter(|p| selection.matches(p.server, p.tool)) {
         let (server, tool) = (p.server.to_string(), p.tool.map(str::to_string));
+        if p.entry.is_some_and(|e| e.state == State::Denied) && !named(keys, p.server, p.tool) {
+            kept_denied.push(escape_display(
+                &p.tool.map_or(server.clone(), |t| format!("{server}/{t}")),
+            ));
+            continue;
+        }
         match (p.entry, p.seen) {
             (_, Some(seen)) => {
                 if let Some(a) = inventory.servers[p.server]
@@ -219,7 +242,7 @@ pub(crate) fn plan(
             (None, None) => {}
         }
     }
-    Ok(actions)
+    Ok((actions, kept_denied))
 }
 
 /// The lock as read, the inventory it is approved from, and the actions
@@ -232,6 +255,8 @@ pub(crate) struct Plan {
     /// The actions, in order, and each one's note (shared: a pin of a
     /// whole inventory gives 100,000 entries one note).
     pub decided: Vec<(Action, std::sync::Arc<str>)>,
+    /// The entries denied (`review`'s `d`), each with its note.
+    pub denied: Vec<(String, Option<String>, std::sync::Arc<str>)>,
 }
 
 /// Who approves, and how the approval reaches git.
@@ -265,6 +290,22 @@ pub(crate) fn approve(
     let who = how.who;
     let (mut lock, mut inventory) = (plan.lock, plan.inventory);
     let mut lines = Vec::new();
+    // Before the approvals take their descriptors out of the inventory.
+    for (server, tool, note) in &plan.denied {
+        let denial = crate::lock::format::share_approval(
+            who.into(),
+            time.as_str().into(),
+            note.as_ref().into(),
+            &mut approval,
+        );
+        lines.extend(super::deny::deny_entry(
+            &mut lock,
+            &inventory,
+            server,
+            tool.as_deref(),
+            &denial,
+        ));
+    }
     for (action, note) in plan.decided {
         match action {
             Action::Pin(server, tool, old) => {
@@ -322,7 +363,14 @@ pub(crate) fn approve(
                         shown(&launch)
                     ),
                 });
-                lock.servers.entry(server).or_default().launch = Some(launch);
+                let slot = lock.servers.entry(server).or_default();
+                slot.launch = Some(launch);
+                slot.launch_approval = Some(crate::lock::format::share_approval(
+                    who.into(),
+                    time.as_str().into(),
+                    note.as_ref().into(),
+                    &mut approval,
+                ));
             }
             Action::Remove(server, tool, old) => {
                 let subject = escape_display(
@@ -362,12 +410,26 @@ pub(crate) fn approve(
         }
         writeln!(
             o,
-            "approved by {} ({}): {done}",
+            "{} by {} ({}): {done}",
+            if plan.denied.is_empty() {
+                "approved"
+            } else {
+                "reviewed"
+            },
             escape_display(who),
             lines.len()
         )
     })?;
     Ok(())
+}
+
+/// True when `keys` names exactly this entry (`SERVER/TOOL`, or `SERVER`
+/// for its server entry), not a wider selection that holds it.
+pub(crate) fn named(keys: &[String], server: &str, tool: Option<&str>) -> bool {
+    keys.iter().any(|k| match tool {
+        Some(t) => k.split_once('/') == Some((server, t)),
+        None => k == server,
+    })
 }
 
 /// The descriptor the inventory shows for `server` (`tool`: one of its
@@ -588,8 +650,19 @@ fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
     fn subject_of(line: &str) -> Option<&str> {
         line.split_whitespace().nth(1)
     }
+    // Denials (from `review`) are named after the approvals.
+    let (denials, approvals): (Vec<&String>, Vec<&String>) =
+        lines.iter().partition(|l| l.starts_with(DENIED));
+    let denied = match denials.as_slice() {
+        [] => String::new(),
+        [one] => subject_of(one).unwrap_or_default().to_string(),
+        many => format!("{} entries", many.len()),
+    };
+    if approvals.is_empty() {
+        return commit_message(&format!("kams: deny {denied}"), note, who, lines);
+    }
     let (launches, entries): (Vec<&String>, Vec<&String>) =
-        lines.iter().partition(|l| l.starts_with(LAUNCH));
+        approvals.into_iter().partition(|l| l.starts_with(LAUNCH));
     let subjects: Vec<&str> = entries.iter().filter_map(|l| subject_of(l)).collect();
     // The launch lines are in the body; the subject counts entries.
     let subject = match subjects.as_slice() {
@@ -615,8 +688,16 @@ fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
             )
         }
     };
+    let subject = if denied.is_empty() {
+        subject
+    } else {
+        format!("{subject}, deny {denied}")
+    };
     commit_message(&subject, note, who, lines)
 }
+
+/// Starts the line of a denial (what [`super::deny::deny_entry`] says).
+const DENIED: &str = "denied    ";
 
 /// An approval commit's message: the subject, the note, one line per
 /// change, and the approver's sign-off (what the hooks check).

@@ -25,7 +25,7 @@ use crate::text::escape_display;
 const HELP: &str = "\
 a [NOTE] - approve this entry; NOTE, if given, is its note instead of the default
 s - skip: leave it as it is in the lock
-d [NOTE] - deny it
+d [NOTE] - deny it: the lock records the refusal, and the hooks refuse it while it is advertised
 b - go back to the previous entry
 q - quit: keep the decisions made so far, leave this entry and the rest as they are
 ? - print help
@@ -34,6 +34,10 @@ q - quit: keep the decisions made so far, leave this entry and the rest as they 
 /// The state of a provisional entry the inventory shows unchanged.
 const UNAPPROVED: &str = "recorded, not approved";
 
+/// The state of a denied entry the inventory shows unchanged (reviewed
+/// only when named).
+const DENIED: &str = "denied";
+
 /// What the reviewer decided for one entry.
 #[derive(Clone)]
 enum Decision {
@@ -41,6 +45,8 @@ enum Decision {
     Approve(Option<Arc<str>>),
     /// Left as it is.
     Skip,
+    /// Denied, with its own note or (`None`) the default one.
+    Deny(Option<Arc<str>>),
 }
 
 /// Runs `review`: reads keys from `input`, which must be a terminal.
@@ -69,8 +75,19 @@ pub fn run(
     let selection = Selection::new(&args.keys);
     let all = pairs(&inventory, &lock);
     selection.check(&all)?;
-    let actions = pin::plan(&inventory, &all, &selection)?;
+    let (actions, kept_denied) = pin::plan(&inventory, &all, &args.keys)?;
     drop(all);
+    if !kept_denied.is_empty() {
+        emit(out, |o| {
+            for k in &kept_denied {
+                writeln!(
+                    o,
+                    "kept denied {k} (name it, `git kams review {k}`, to review it again)"
+                )?;
+            }
+            Ok(())
+        })?;
+    }
     if actions.is_empty() {
         emit(out, |o| {
             writeln!(
@@ -96,19 +113,19 @@ pub fn run(
         }
     };
     let decisions = prompt(&actions, &inventory, &lock, &findings, input, out)?;
-    let approved = decisions
+    let decided = decisions
         .iter()
-        .filter(|d| matches!(d, Some(Decision::Approve(_))))
+        .filter(|d| matches!(d, Some(Decision::Approve(_) | Decision::Deny(_))))
         .count();
     let left: Vec<String> = actions
         .iter()
         .zip(&decisions)
-        .filter(|(_, d)| !matches!(d, Some(Decision::Approve(_))))
+        .filter(|(_, d)| !matches!(d, Some(Decision::Approve(_) | Decision::Deny(_))))
         .map(|(a, _)| escape_display(&subject(a)))
         .collect();
-    if approved == 0 {
+    if decided == 0 {
         emit(out, |o| {
-            writeln!(o, "nothing approved: kams.lock is unchanged")
+            writeln!(o, "nothing approved or denied: kams.lock is unchanged")
         })?;
         return Ok(0);
     }
@@ -125,7 +142,7 @@ pub fn run(
     let lock = guard.read()?.unwrap_or_default();
     let inventory = env.inventory()?;
     let all = pairs(&inventory, &lock);
-    let again = pin::plan(&inventory, &all, &selection)?;
+    let (again, _) = pin::plan(&inventory, &all, &args.keys)?;
     drop(all);
     if again.iter().map(|a| fingerprint(a, &inventory)).ne(shown) {
         bail!(
@@ -135,16 +152,22 @@ pub fn run(
     }
     let mut notes = Vec::new();
     let mut servers = Vec::new();
-    let mut decided = Vec::new();
+    let (mut decided, mut denied) = (Vec::new(), Vec::new());
     for (action, decision) in again.into_iter().zip(decisions) {
-        let Some(Decision::Approve(own)) = decision else {
+        let (Some(Decision::Approve(own)) | Some(Decision::Deny(own))) = &decision else {
             continue;
         };
-        if let Some(n) = &own {
+        if let Some(n) = own {
             notes.push(format!("{}: {n}", subject(&action)));
         }
+        let note = own.clone().unwrap_or_else(|| default_note.clone());
         servers.push(server(&action).to_string());
-        decided.push((action, own.unwrap_or_else(|| default_note.clone())));
+        match (decision, action) {
+            (Some(Decision::Deny(_)), Action::Pin(s, t, _) | Action::Remove(s, t, _)) => {
+                denied.push((s, t, note))
+            }
+            (_, action) => decided.push((action, note)),
+        }
     }
     let reviewed = if reviewed_all {
         let every: Vec<String> = inventory.servers.keys().cloned().collect();
@@ -170,6 +193,7 @@ pub fn run(
         lock,
         inventory,
         decided,
+        denied,
     };
     pin::approve(env, guard, &path, plan, &how, out)?;
     if !left.is_empty() {
@@ -231,14 +255,20 @@ fn prompt(
                 decisions[i] = Some(Decision::Skip);
                 i += 1;
             }
-            "d" => {
+            // A launch has no denied state: what runs is the client
+            // config's, so the fix is there.
+            "d" if matches!(actions[i], Action::Launch(..)) => {
                 emit(out, |o| {
                     writeln!(
                         o,
-                        "deny needs the denied state of kams.lock (issue 23, item 2), which this build does not have yet; skip it (s) for now"
+                        "a launch cannot be denied: skip it (s), and change the client config that names it"
                     )
                 })?;
                 show = false;
+            }
+            "d" => {
+                decisions[i] = Some(Decision::Deny((!rest.is_empty()).then(|| rest.into())));
+                i += 1;
             }
             "b" if i == 0 => {
                 emit(out, |o| writeln!(o, "no previous entry"))?;
@@ -304,6 +334,7 @@ fn screen(
         None => Locked::Absent,
         Some(e) => match (&e.approval, e.state) {
             (Some(a), State::Pinned) => Locked::Pinned(a),
+            (Some(a), State::Denied) => Locked::Denied(a),
             _ => Locked::Provisional(&e.first_seen),
         },
     };
@@ -335,6 +366,11 @@ fn screen(
             let state = match (old, seen) {
                 (None, _) => "new",
                 (Some(_), None) => "removed",
+                (Some(o), Some(s))
+                    if o.digest == s.digest && matches!(locked, Locked::Denied(_)) =>
+                {
+                    DENIED
+                }
                 (Some(o), Some(s)) if o.digest == s.digest => UNAPPROVED,
                 (Some(_), Some(_)) => "drifted",
             };
@@ -371,6 +407,8 @@ fn screen(
             Decision::Approve(None) => "approve".to_string(),
             Decision::Approve(Some(n)) => format!("approve, note \"{}\"", escape_display(n)),
             Decision::Skip => "skip".to_string(),
+            Decision::Deny(None) => "deny".to_string(),
+            Decision::Deny(Some(n)) => format!("deny, note \"{}\"", escape_display(n)),
         }),
     });
     (text, state)
@@ -380,7 +418,7 @@ fn screen(
 fn question(action: &Action, state: &str) -> &'static str {
     match action {
         Action::Pin(_, _, None) => "approve this new entry",
-        Action::Pin(..) if state == UNAPPROVED => "approve this entry",
+        Action::Pin(..) if state == UNAPPROVED || state == DENIED => "approve this entry",
         Action::Pin(..) => "approve this change",
         Action::Remove(..) => "approve this removal",
         Action::Launch(..) => "approve this launch",
@@ -463,7 +501,7 @@ fn instead(actions: &[Action]) -> String {
         })
         .collect();
     format!(
-        "review reads a key per entry from a terminal, and stdin is not one; approve without it, entry by entry:\n{}",
+        "review reads a key per entry from a terminal, and stdin is not one; approve without it, entry by entry:\n{}\n(or refuse one: git kams deny SERVER/TOOL -m NOTE)",
         lines.join("\n")
     )
 }

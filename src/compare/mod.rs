@@ -142,6 +142,33 @@ pub fn compare_pair(pair: &Pair<'_>, out: &mut Vec<Finding>) {
                 vec![format!("digest {}", seen.digest)],
             ));
         }
+        // A denial stands whatever the text is now: one finding, and
+        // nothing about how it changed (it is not to be used either way).
+        (Some(entry), Some(seen)) if entry.state == State::Denied => {
+            let a = entry.approval.as_deref();
+            out.push(finding(
+                Class::Denied,
+                Severity::High,
+                None,
+                format!(
+                    "denied{}, and still advertised: a client should not offer it",
+                    a.map(|a| format!(" by {} at {}", a.approver, a.at))
+                        .unwrap_or_default()
+                ),
+                [
+                    a.filter(|a| !a.note.is_empty())
+                        .map(|a| format!("note: {}", a.note)),
+                    Some(format!("denied digest {}", entry.descriptor.digest)),
+                    (seen.digest != entry.descriptor.digest)
+                        .then(|| format!("advertised digest {}", seen.digest)),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+            ));
+        }
+        // Not advertised: the denial is kept for when it comes back.
+        (Some(entry), None) if entry.state == State::Denied => {}
         (Some(entry), None) => {
             let sev = lowered(Severity::Low, entry.state);
             let what = if pair.tool.is_some() {
@@ -217,7 +244,7 @@ fn launch_drift(pair: &Pair<'_>) -> Option<Drift> {
 
 fn lowered(s: Severity, state: State) -> Severity {
     match state {
-        State::Pinned => s,
+        State::Pinned | State::Denied => s,
         State::Provisional => s.lower(),
     }
 }

@@ -39,17 +39,7 @@ const WRITER: &str = env!("CARGO_PKG_VERSION");
 const MAX_SIZE: u64 = 256 << 20;
 
 /// Every change kind, to read one back by its name.
-const KINDS: [ChangeKind; 9] = [
-    ChangeKind::Recorded,
-    ChangeKind::Pinned,
-    ChangeKind::Repinned,
-    ChangeKind::Rerecorded,
-    ChangeKind::Reapproved,
-    ChangeKind::Unpinned,
-    ChangeKind::Removed,
-    ChangeKind::LaunchRecorded,
-    ChangeKind::LaunchChanged,
-];
+const KINDS: [ChangeKind; 13] = ChangeKind::ALL;
 
 /// One entry change as `log` prints it.
 #[derive(Clone, Debug, PartialEq, Eq)]

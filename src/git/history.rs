@@ -301,14 +301,20 @@ fn compare(old: Option<&Version>, new: Option<&Version>) -> Compared {
             diff(o, n)
                 .into_iter()
                 .map(|c| LogChange {
-                    // A launch records no approval of its own: the server
+                    // A launch has an approval of its own (the server
                     // entry's is an older commit's, and would name the
-                    // wrong note. The commit's own sign-offs approve it.
-                    approval: c
-                        .new
-                        .filter(|_| !c.kind.is_launch())
-                        .and_then(|e| e.approval)
-                        .map(|a| (a.approver.clone(), a.note.clone())),
+                    // wrong note); one recorded before launches had one
+                    // shows none, and the commit's sign-offs approve it.
+                    approval: if c.kind.is_launch() {
+                        n.servers
+                            .get(&c.server)
+                            .and_then(|s| s.launch.as_ref().and(s.launch_approval.as_ref()))
+                            .map(|a| (a.approver.clone(), a.note.clone()))
+                    } else {
+                        c.new
+                            .and_then(|e| e.approval)
+                            .map(|a| (a.approver.clone(), a.note.clone()))
+                    },
                     kind: c.kind,
                     server: c.server,
                     tool: c.tool,
@@ -1787,7 +1793,7 @@ mod tests {
         let text = lock_text();
         assert!(index(text.as_bytes()).is_some());
         for bad in [
-            text.replacen("\"version\": 1", "\"version\": 2", 1),
+            text.replacen("\"version\": 1", "\"version\": 3", 1),
             text.replacen("\"servers\": {", "\"servers\": {\"s\": {\"tools\": {}},", 1),
             text.replacen("\"version\": 1,", "\"version\": 1, \"extra\": 0,", 1),
             text.replacen("\"tools\": {", "\"tool\": {", 1),

@@ -495,7 +495,7 @@ pub struct LockHistory<'r> {
     /// Merge bases found, by the pair of commits asked about.
     bases: HashMap<(ObjectId, ObjectId), Option<ObjectId>>,
     /// Launches read, by lock blob, then server.
-    launches: HashMap<ObjectId, Arc<HashMap<String, crate::json::Value>>>,
+    launches: HashMap<ObjectId, Arc<HashMap<String, LaunchValue>>>,
 }
 
 impl<'r> LockHistory<'r> {
@@ -582,13 +582,23 @@ impl<'r> LockHistory<'r> {
         commit: ObjectId,
         server: &str,
     ) -> Result<Option<crate::json::Value>> {
+        Ok(self.launch_value_at(commit, server)?.map(|(v, _)| v))
+    }
+
+    /// `server`'s launch in the lock at `commit` with its approval: the
+    /// value a change of the launch, or of its approval, gives it.
+    pub fn launch_value_at(
+        &mut self,
+        commit: ObjectId,
+        server: &str,
+    ) -> Result<Option<LaunchValue>> {
         let Some(blob) = self.blob(commit)? else {
             return Ok(None);
         };
         if let Some(l) = self.launches.get(&blob) {
             return Ok(l.get(server).cloned());
         }
-        let launches: HashMap<String, crate::json::Value> = match self.locks.get(&blob) {
+        let launches: HashMap<String, LaunchValue> = match self.locks.get(&blob) {
             Some(lock) => launches_of(lock),
             None => launches_of(&self.read(commit, blob)?),
         };
@@ -610,7 +620,7 @@ impl<'r> LockHistory<'r> {
         tip: ObjectId,
         server: &str,
     ) -> Result<Option<(CommitFacts, bool)>> {
-        let Some(value) = self.launch_at(tip, server)? else {
+        let Some(value) = self.launch_value_at(tip, server)? else {
             return Ok(None);
         };
         let mut at = tip;
@@ -625,19 +635,19 @@ impl<'r> LockHistory<'r> {
             // A parent whose lock cannot be read has no value to pass the
             // launch to: it stays with this commit, whose sign-off then
             // has to approve it.
-            if self.launch_at(first, server).ok().flatten().as_ref() == Some(&value) {
+            if self.launch_value_at(first, server).ok().flatten().as_ref() == Some(&value) {
                 at = first;
                 continue;
             }
             let mut next = None;
             for &p in &facts.parents[1..] {
-                if self.launch_at(p, server).ok().flatten().as_ref() != Some(&value) {
+                if self.launch_value_at(p, server).ok().flatten().as_ref() != Some(&value) {
                     continue;
                 }
                 // Unreadable at the base: not shown to be that side's change.
                 let side_changed = match self.merge_base(first, p)? {
                     Some(b) => self
-                        .launch_at(b, server)
+                        .launch_value_at(b, server)
                         .is_ok_and(|l| l.as_ref() != Some(&value)),
                     None => true,
                 };
@@ -737,10 +747,10 @@ impl<'r> LockHistory<'r> {
             let (mut now, mut before) = (same_as_other.into_iter(), same_as_base.into_iter());
             for c in &changes {
                 let is_theirs = if c.kind.is_launch() {
-                    let here = self.launch_at(commit.id, &c.server)?;
-                    let there = self.launch_at(*parent, &c.server)?;
+                    let here = self.launch_value_at(commit.id, &c.server)?;
+                    let there = self.launch_value_at(*parent, &c.server)?;
                     let at_base = match base {
-                        Some(b) => self.launch_at(b, &c.server)?,
+                        Some(b) => self.launch_value_at(b, &c.server)?,
                         None => None,
                     };
                     here == there && there != at_base
@@ -756,11 +766,20 @@ impl<'r> LockHistory<'r> {
     }
 }
 
+/// A server's launch and its approval (`None` for a launch recorded
+/// before launches had one).
+pub type LaunchValue = (
+    crate::json::Value,
+    Option<Arc<crate::lock::format::Approval>>,
+);
+
 /// Every server's launch in `lock`.
-fn launches_of(lock: &Lock) -> HashMap<String, crate::json::Value> {
+fn launches_of(lock: &Lock) -> HashMap<String, LaunchValue> {
     lock.servers
         .iter()
-        .filter_map(|(name, s)| Some((name.clone(), s.launch.clone()?)))
+        .filter_map(|(name, s)| {
+            Some((name.clone(), (s.launch.clone()?, s.launch_approval.clone())))
+        })
         .collect()
 }
 

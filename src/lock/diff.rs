@@ -27,9 +27,34 @@ pub enum ChangeKind {
     /// A server's recorded launch changed or was dropped: capture will now
     /// run a different command without asking, so this is an approval.
     LaunchChanged,
+    /// The same launch, approved anew (another approver or note).
+    LaunchReapproved,
+    /// An entry denied: new, or pinned or provisional before.
+    Denied,
+    /// A denied entry denied anew (another descriptor, denier or note).
+    Redenied,
+    /// A denied entry back to provisional: the denial withdrawn.
+    Undenied,
 }
 
 impl ChangeKind {
+    /// Every kind, in the order of the enum.
+    pub const ALL: [ChangeKind; 13] = [
+        ChangeKind::Recorded,
+        ChangeKind::Pinned,
+        ChangeKind::Repinned,
+        ChangeKind::Rerecorded,
+        ChangeKind::Reapproved,
+        ChangeKind::Unpinned,
+        ChangeKind::Removed,
+        ChangeKind::LaunchRecorded,
+        ChangeKind::LaunchChanged,
+        ChangeKind::LaunchReapproved,
+        ChangeKind::Denied,
+        ChangeKind::Redenied,
+        ChangeKind::Undenied,
+    ];
+
     /// The word used in output.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -42,6 +67,10 @@ impl ChangeKind {
             ChangeKind::Removed => "removed",
             ChangeKind::LaunchRecorded => "launch recorded",
             ChangeKind::LaunchChanged => "launch changed",
+            ChangeKind::LaunchReapproved => "launch re-approved",
+            ChangeKind::Denied => "denied",
+            ChangeKind::Redenied => "re-denied",
+            ChangeKind::Undenied => "undenied",
         }
     }
 
@@ -55,7 +84,10 @@ impl ChangeKind {
 
     /// True for a change of a server's launch rather than of an entry.
     pub fn is_launch(self) -> bool {
-        matches!(self, ChangeKind::LaunchRecorded | ChangeKind::LaunchChanged)
+        matches!(
+            self,
+            ChangeKind::LaunchRecorded | ChangeKind::LaunchChanged | ChangeKind::LaunchReapproved
+        )
     }
 }
 
@@ -111,6 +143,7 @@ pub fn diff(old: &Lock, new: &Lock) -> Vec<EntryChange> {
             (None, Some(n)) => match n.state {
                 State::Pinned => ChangeKind::Pinned,
                 State::Provisional => ChangeKind::Recorded,
+                State::Denied => ChangeKind::Denied,
             },
             (Some(o), Some(n)) => {
                 let same_descriptor = o.descriptor.digest == n.descriptor.digest;
@@ -118,8 +151,13 @@ pub fn diff(old: &Lock, new: &Lock) -> Vec<EntryChange> {
                     _ if same_descriptor && o.state == n.state && o.approval == n.approval => {
                         continue
                     }
+                    (State::Denied, State::Denied) => ChangeKind::Redenied,
+                    (_, State::Denied) => ChangeKind::Denied,
+                    (State::Denied, State::Provisional) => ChangeKind::Undenied,
                     (State::Pinned, State::Provisional) => ChangeKind::Unpinned,
-                    (State::Provisional, State::Pinned) if same_descriptor => ChangeKind::Pinned,
+                    (State::Provisional | State::Denied, State::Pinned) if same_descriptor => {
+                        ChangeKind::Pinned
+                    }
                     (_, State::Pinned) if !same_descriptor => ChangeKind::Repinned,
                     (State::Pinned, State::Pinned) => ChangeKind::Reapproved,
                     (State::Provisional, State::Provisional) if !same_descriptor => {
@@ -165,8 +203,14 @@ pub fn diff(old: &Lock, new: &Lock) -> Vec<EntryChange> {
         old.servers.keys().chain(new.servers.keys()).collect();
     for server in servers {
         let launch = |l: &Lock| l.servers.get(server).and_then(|s| s.launch.clone());
+        let approval = |l: &Lock| {
+            l.servers
+                .get(server)
+                .and_then(|s| s.launch_approval.clone())
+        };
         let kind = match (launch(old), launch(new)) {
-            (a, b) if a == b => continue,
+            (a, b) if a == b && approval(old) == approval(new) => continue,
+            (a, b) if a == b => ChangeKind::LaunchReapproved,
             (None, Some(_)) => ChangeKind::LaunchRecorded,
             _ => ChangeKind::LaunchChanged,
         };

@@ -11,8 +11,11 @@ use std::sync::Arc;
 use crate::descriptor::{Descriptor, FieldDigests, Lazy};
 use crate::json::{self, Object, Value};
 
-/// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u64 = 1;
+/// The newest format version this build reads and writes. A lock is
+/// written at the oldest version that holds it ([`Lock::version`]): 1
+/// unless it has a denied entry or a launch's own approval, which a
+/// reader of version 1 would not know.
+pub const FORMAT_VERSION: u64 = 2;
 
 /// Whether a person vouched for an entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +24,8 @@ pub enum State {
     Provisional,
     /// Approved by a person.
     Pinned,
+    /// Refused by a person: whatever it advertises, it is not to be used.
+    Denied,
 }
 
 impl State {
@@ -29,11 +34,28 @@ impl State {
         match self {
             State::Provisional => "provisional",
             State::Pinned => "pinned",
+            State::Denied => "denied",
         }
+    }
+
+    /// The state named `s` in the lock.
+    pub fn parse(s: &str) -> Option<State> {
+        match s {
+            "provisional" => Some(State::Provisional),
+            "pinned" => Some(State::Pinned),
+            "denied" => Some(State::Denied),
+            _ => None,
+        }
+    }
+
+    /// True when a person decided (pinned or denied): exactly such an
+    /// entry carries an [`Approval`], the record of that decision.
+    pub fn is_decided(self) -> bool {
+        self != State::Provisional
     }
 }
 
-/// Who approved an entry, when, and why.
+/// Who approved (or denied) an entry or a launch, when, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Approval {
     /// `Name <email>`.
@@ -75,7 +97,7 @@ pub struct Entry {
     pub descriptor: Descriptor,
     /// RFC 3339 UTC time the entry was first recorded.
     pub first_seen: String,
-    /// Present exactly when the entry is pinned.
+    /// Present exactly when the entry is pinned or denied: who decided.
     pub approval: Option<std::sync::Arc<Approval>>,
     /// Where the descriptor can be rebuilt from, when it was dropped.
     pub lazy: Lazy,
@@ -89,6 +111,9 @@ pub struct LockServer {
     /// only when its launch is this one. Absent in locks written before
     /// launches were recorded.
     pub launch: Option<Value>,
+    /// Who approved the launch, when, and why; absent for launches
+    /// recorded before approvals of launches were (format version 1).
+    pub launch_approval: Option<Arc<Approval>>,
     /// The server-level entry (instructions, serverInfo, prompts...).
     pub server: Option<Entry>,
     /// Tool entries by name.
@@ -146,6 +171,22 @@ impl Lock {
         self.len() == 0
     }
 
+    /// The format version this lock is written at: the oldest that holds it.
+    pub fn version(&self) -> u64 {
+        let newer = self.servers.values().any(|s| {
+            s.launch_approval.is_some()
+                || s.server
+                    .iter()
+                    .chain(s.tools.values())
+                    .any(|e| e.state == State::Denied)
+        });
+        if newer {
+            2
+        } else {
+            1
+        }
+    }
+
     /// Drops servers left with no entry.
     pub fn tidy(&mut self) {
         self.servers
@@ -183,7 +224,7 @@ impl Lock {
         pass: &mut dyn FnMut(&mut Vec<u8>) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
         out.extend_from_slice(
-            format!("{{\n  \"version\": {FORMAT_VERSION},\n  \"servers\": {{").as_bytes(),
+            format!("{{\n  \"version\": {},\n  \"servers\": {{", self.version()).as_bytes(),
         );
         for (si, (name, server)) in self.servers.iter().enumerate() {
             out.extend_from_slice(if si == 0 { b"\n    " } else { b",\n    " });
@@ -195,6 +236,16 @@ impl Lock {
                 // removed and one added line in `git diff`.
                 out.extend_from_slice(b"\n      \"launch\": ");
                 write_value(launch, Escape::Visible, out);
+                first = false;
+            }
+            if let Some(a) = &server.launch_approval {
+                // One line too: re-approving a launch is one changed line.
+                out.extend_from_slice(if first {
+                    b"\n      \"launch_approval\": "
+                } else {
+                    b",\n      \"launch_approval\": "
+                });
+                write_approval_line(a, out);
                 first = false;
             }
             if let Some(entry) = &server.server {
@@ -407,6 +458,11 @@ fn parse_lock(
                                     v => return Err(LockError::at(&at, format!("expected an object, found {}", v.kind()))),
                                 }
                             }
+                            "launch_approval" => {
+                                let at = r.pointer();
+                                let v = r.value()?;
+                                ls.launch_approval = Some(Arc::new(read_approval(&v, &at)?));
+                            }
                             "server" => ls.server = Some(entry(r, None)?),
                             "tools" => {
                                 has_tools = true;
@@ -426,6 +482,9 @@ fn parse_lock(
                     })?;
                     if !has_tools {
                         return Err(LockError::at(&r.pointer(), "missing `tools`"));
+                    }
+                    if ls.launch_approval.is_some() && ls.launch.is_none() {
+                        return Err(LockError::at(&r.pointer(), "a `launch_approval` needs the `launch` it approves"));
                     }
                     lock.servers.insert(name.to_string(), ls);
                     if r.offset() - told >= DONE_EVERY {
@@ -493,13 +552,7 @@ fn fast_entry(
     };
     r.object(|r, key| -> Result<(), LockError> {
         match key {
-            "state" => {
-                state = match r.string()?.as_deref() {
-                    Some("pinned") => Some(State::Pinned),
-                    Some("provisional") => Some(State::Provisional),
-                    _ => None,
-                }
-            }
+            "state" => state = r.string()?.as_deref().and_then(State::parse),
             "digest" => digest = r.string()?.as_deref().and_then(Digest::parse),
             "first_seen" => first_seen = r.string()?.map(std::borrow::Cow::into_owned),
             "fields" if object(r, &mut odd)? => {
@@ -564,7 +617,7 @@ fn fast_entry(
     else {
         return Ok(None);
     };
-    if (state == State::Pinned) != approval.is_some() {
+    if state.is_decided() != approval.is_some() {
         return Ok(None);
     }
     let Some(descriptor) = verify_raw(digest, recorded, raw, bytes, tool) else {
@@ -683,16 +736,13 @@ fn read_entry(v: &Value, at: &str, tool: Option<&str>) -> Result<Entry, LockErro
             "descriptor",
         ],
     )?;
-    let state = match string(o, "state", at)? {
-        "provisional" => State::Provisional,
-        "pinned" => State::Pinned,
-        other => {
-            return Err(LockError::at(
-                &ptr(at, "state"),
-                format!("unknown state `{other}` (expected provisional or pinned)"),
-            ))
-        }
-    };
+    let s = string(o, "state", at)?;
+    let state = State::parse(s).ok_or_else(|| {
+        LockError::at(
+            &ptr(at, "state"),
+            format!("unknown state `{s}` (expected provisional, pinned or denied)"),
+        )
+    })?;
     let descriptor_at = ptr(at, "descriptor");
     let fields = obj(
         o.get("descriptor")
@@ -743,21 +793,12 @@ fn read_entry(v: &Value, at: &str, tool: Option<&str>) -> Result<Entry, LockErro
     let first_seen = string(o, "first_seen", at)?.to_string();
     let approval = match o.get("approval") {
         None => None,
-        Some(a) => {
-            let aat = ptr(at, "approval");
-            let ao = obj(a, &aat)?;
-            only_keys(ao, &aat, &["approver", "at", "note"])?;
-            Some(Approval {
-                approver: string(ao, "approver", &aat)?.to_string(),
-                at: string(ao, "at", &aat)?.to_string(),
-                note: string(ao, "note", &aat)?.to_string(),
-            })
-        }
+        Some(a) => Some(read_approval(a, &ptr(at, "approval"))?),
     };
-    if (state == State::Pinned) != approval.is_some() {
+    if state.is_decided() != approval.is_some() {
         return Err(LockError::at(
             at,
-            "a pinned entry needs an `approval`, and only a pinned entry has one",
+            "a pinned or denied entry needs an `approval`, and only such an entry has one",
         ));
     }
     Ok(Entry {
@@ -767,6 +808,28 @@ fn read_entry(v: &Value, at: &str, tool: Option<&str>) -> Result<Entry, LockErro
         approval: approval.map(Arc::new),
         lazy: Default::default(),
     })
+}
+
+/// Reads an approval object (`approver`, `at`, `note`, nothing else).
+fn read_approval(v: &Value, at: &str) -> Result<Approval, LockError> {
+    let o = obj(v, at)?;
+    only_keys(o, at, &["approver", "at", "note"])?;
+    Ok(Approval {
+        approver: string(o, "approver", at)?.to_string(),
+        at: string(o, "at", at)?.to_string(),
+        note: string(o, "note", at)?.to_string(),
+    })
+}
+
+/// A launch's approval, on one line, keys in the entries' order.
+fn write_approval_line(a: &Approval, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"approver\": ");
+    write_string(&a.approver, Escape::Visible, out);
+    out.extend_from_slice(b", \"at\": ");
+    write_string(&a.at, Escape::Visible, out);
+    out.extend_from_slice(b", \"note\": ");
+    write_string(&a.note, Escape::Visible, out);
+    out.push(b'}');
 }
 
 fn indent(n: usize, out: &mut Vec<u8>) {

@@ -28,7 +28,7 @@ use super::format::{share_approval, Approval, Entry, Lock, LockServer, State};
 /// The lock index files.
 const INDEX: cachefile::Named = cachefile::Named {
     prefix: "lock-",
-    magic: b"kams-lix\0\0\0\x03",
+    magic: b"kams-lix\0\0\0\x04",
     keep: cachefile::Named::KEEP,
 };
 
@@ -102,6 +102,7 @@ fn encode(lock: &Lock, key: &Key) -> Option<Out> {
             }
             None => out.0.push(0),
         }
+        put_approval(&mut out, server.launch_approval.as_deref());
         match &server.server {
             Some(e) => {
                 out.0.push(1);
@@ -123,11 +124,19 @@ fn put_entry(out: &mut Out, e: &Entry) -> Option<()> {
     out.0.push(match e.state {
         State::Provisional => 0,
         State::Pinned => 1,
+        State::Denied => 2,
     });
     out.digest(&e.descriptor.digest);
     out.field_digests(&e.descriptor.field_digests);
     out.bytes(e.first_seen.as_bytes());
-    match &e.approval {
+    put_approval(out, e.approval.as_deref());
+    out.u64(span.start as u64);
+    out.u64(span.end as u64);
+    Some(())
+}
+
+fn put_approval(out: &mut Out, a: Option<&Approval>) {
+    match a {
         Some(a) => {
             out.0.push(1);
             out.bytes(a.approver.as_bytes());
@@ -136,9 +145,6 @@ fn put_entry(out: &mut Out, e: &Entry) -> Option<()> {
         }
         None => out.0.push(0),
     }
-    out.u64(span.start as u64);
-    out.u64(span.end as u64);
-    Some(())
 }
 
 /// The lock `bytes` describe, its pages given to `release` as they are
@@ -161,6 +167,14 @@ fn decode(
             let launch = r.value()?;
             launch.as_object()?;
             server.launch = Some(launch);
+        }
+        if r.bool()? {
+            let (approver, at, note) = (r.str()?, r.str()?, r.str()?);
+            server.launch_approval = Some(Arc::new(Approval {
+                approver: approver.into(),
+                at: at.into(),
+                note: note.into(),
+            }));
         }
         if r.bool()? {
             server.server = Some(take_entry(r, &text, len, field_digests, &mut last)?);
@@ -198,6 +212,7 @@ fn take_entry(
     let state = match r.u8()? {
         0 => State::Provisional,
         1 => State::Pinned,
+        2 => State::Denied,
         _ => return None,
     };
     let digest = r.digest()?;
@@ -214,7 +229,7 @@ fn take_entry(
         true => Some((r.str()?, r.str()?, r.str()?)),
         false => None,
     };
-    if approval.is_some() != (state == State::Pinned) {
+    if approval.is_some() != state.is_decided() {
         return None;
     }
     let start = usize::try_from(r.u64()?).ok()?;

@@ -100,10 +100,16 @@ pub fn merge(base: &Lock, ours: &Lock, theirs: &Lock) -> Merged {
             })
         };
         let mut merged = LockServer::default();
-        match pick(bs.launch.as_ref(), os.launch.as_ref(), ts.launch.as_ref()) {
-            Ok(l) => merged.launch = l.cloned(),
+        // A launch and its approval are one value: a side that approved
+        // the same launch anew changed it.
+        let launch = |s: &LockServer| (s.launch.clone(), s.launch_approval.clone());
+        let (bl, ol, tl) = (launch(bs), launch(os), launch(ts));
+        match pick(Some(&bl), Some(&ol), Some(&tl)) {
+            Ok(l) => {
+                (merged.launch, merged.launch_approval) = l.cloned().unwrap_or_default();
+            }
             Err(()) => {
-                merged.launch = os.launch.clone();
+                (merged.launch, merged.launch_approval) = ol.clone();
                 conflict(What::Launch(Three::of(
                     bs.launch.as_ref(),
                     os.launch.as_ref(),

@@ -37,6 +37,8 @@ pub enum Locked<'a> {
     Provisional(&'a str),
     /// Approved.
     Pinned(&'a Approval),
+    /// Refused.
+    Denied(&'a Approval),
     /// A server's launch: whether the lock records one (who approved it
     /// is the commit that recorded it, which `git kams log` names).
     Launch(bool),
@@ -68,14 +70,19 @@ pub fn render(s: &Screen<'_>) -> String {
         Locked::Launch(true) => out
             .push_str("  the lock records another launch (`git kams log` names who approved it)\n"),
         Locked::Launch(false) => out.push_str("  the lock records no launch\n"),
-        Locked::Pinned(a) => {
+        Locked::Pinned(a) | Locked::Denied(a) => {
             let note = if a.note.trim().is_empty() {
                 "(no note)".to_string()
             } else {
                 format!("\"{}\"", escape_display(a.note.trim()))
             };
             out.push_str(&format!(
-                "  approved by {} at {}: {note}\n",
+                "  {} by {} at {}: {note}\n",
+                if matches!(s.locked, Locked::Denied(_)) {
+                    "denied"
+                } else {
+                    "approved"
+                },
                 escape_display(&a.approver),
                 escape_display(&a.at)
             ));

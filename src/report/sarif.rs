@@ -154,6 +154,13 @@ fn rule(class: Class) -> Rule {
             Severity::Medium,
             &["security", "mcp", "supply-chain"],
         ),
+        Class::Denied => (
+            "Denied",
+            "A denied tool is still advertised",
+            "A reviewer denied this tool or server in kams.lock (`git kams deny` or `git kams review`), and the server still advertises it, whatever its text now is. A client should not offer it to the model; remove it from the server or its config, or have a reviewer approve it with `git kams pin SERVER/TOOL`.",
+            Severity::High,
+            &["security", "mcp", "change-review"],
+        ),
     };
     Rule {
         class,

@@ -15,13 +15,13 @@ use crate::hooks::{printed, run};
 
 /// A work repository and a bare `origin` whose pre-receive hook is
 /// installed and whose only approver is Rita (the work repository's user).
-struct Remote {
+pub(crate) struct Remote {
     work: tempfile::TempDir,
     bare: tempfile::TempDir,
 }
 
 impl Remote {
-    fn new() -> Remote {
+    pub(crate) fn new() -> Remote {
         let work = repo();
         let bare = tempfile::tempdir().unwrap();
         git(bare.path(), &["init", "-q", "--bare", "-b", "main"]);
@@ -38,13 +38,13 @@ impl Remote {
         Remote { work, bare }
     }
 
-    fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         self.work.path()
     }
 
     /// Pushes `main` past any client hook; returns whether the server
     /// took it, and what it said.
-    fn push(&self) -> (bool, String) {
+    pub(crate) fn push(&self) -> (bool, String) {
         let o = run(self.dir(), &["push", "--no-verify", "origin", "main"]);
         (o.status.success(), printed(&o))
     }

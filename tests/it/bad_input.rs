@@ -39,7 +39,9 @@ impl Sandbox {
         let out = sb.run(&["--inventory", "good.json"], PIN);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         let lock = std::fs::read(sb.path(LOCK)).expect("pin wrote the lock");
-        assert!(lock.starts_with(b"{\n  \"version\": 1,"));
+        // The capture records its launch: pinning it writes the launch's
+        // own approval, which format version 2 holds.
+        assert!(lock.starts_with(b"{\n  \"version\": 2,"));
         Sandbox { lock, ..sb }
     }
 
@@ -436,7 +438,7 @@ fn a_lock_of_version_99_is_refused_with_a_hint_to_upgrade() {
     let sb = Sandbox::new();
     let v99 = sb
         .lock_text()
-        .replacen("\"version\": 1,", "\"version\": 99,", 1);
+        .replacen("\"version\": 2,", "\"version\": 99,", 1);
     sb.bad_lock(
         v99,
         &[
@@ -468,7 +470,7 @@ fn a_lock_descriptor_edited_without_its_digest_is_refused() {
 fn a_lock_with_duplicate_keys_is_refused() {
     let sb = Sandbox::new();
     let text = sb.lock_text();
-    let dup_version = text.replacen("\"version\": 1,", "\"version\": 1,\n  \"version\": 1,", 1);
+    let dup_version = text.replacen("\"version\": 2,", "\"version\": 2,\n  \"version\": 2,", 1);
     sb.bad_lock(dup_version, &["duplicate key", "(JSON pointer /version)"]);
 
     // A merge resolved by keeping both sides: the same tool entry twice.

@@ -148,8 +148,8 @@ fn record_pin_and_a_changed_command_is_high_drift() {
         "{message}"
     );
     assert!(launch_findings(dir).is_empty());
-    // log names the launch change of that commit, and no older entry's
-    // note as if it were this approval's (issue 23, item 5).
+    // log names the launch change of that commit with its own approval's
+    // note, and no older entry's (issue 23, item 5).
     let out = kams(dir).args(["log", "-n", "1"]).output().unwrap();
     let log = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{log}");
@@ -157,7 +157,10 @@ fn record_pin_and_a_changed_command_is_high_drift() {
         .lines()
         .find(|l| l.trim_start().starts_with("launch changed"))
         .unwrap_or_else(|| panic!("{log}"));
-    assert!(!line.contains("note:"), "{line}");
+    assert!(
+        line.ends_with("approver: Rita Reviewer <rita@example.com>  note: new launcher"),
+        "{line}"
+    );
     assert!(
         log.contains("approver  Rita Reviewer <rita@example.com>"),
         "{log}"
@@ -173,7 +176,8 @@ fn record_never_writes_a_launch_into_a_lock_without_one() {
     // A lock written before launches were recorded.
     let old: String = lock(dir)
         .lines()
-        .filter(|l| !l.contains("\"launch\""))
+        .filter(|l| !l.contains("\"launch\"") && !l.contains("\"launch_approval\""))
+        .map(|l| l.replace("\"version\": 2,", "\"version\": 1,"))
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(dir.join("kams.lock"), &old).unwrap();
@@ -209,4 +213,77 @@ fn secrets_in_the_environment_never_reach_the_lock() {
     );
     // The redacted value is what is compared: the same inventory is no drift.
     assert!(launch_findings(dir).is_empty());
+}
+
+#[test]
+fn each_launch_approval_has_its_own_note_in_log_and_blame() {
+    let repo = repo();
+    let dir = repo.path();
+    write_inventory(dir, |_| {});
+    kams(dir).args(["pin", "-m", "first"]).assert().success();
+    let first = git(dir, &["rev-parse", "--short", "HEAD"]);
+    for (zone, note) in [("Europe/Paris", "second"), ("Asia/Tokyo", "third")] {
+        write_inventory(dir, |c| c["command"][2] = zone.into());
+        kams(dir)
+            .args(["pin", "mcp-server-time", "-m", note])
+            .assert()
+            .success();
+    }
+    let third = git(dir, &["rev-parse", "--short", "HEAD"]);
+    assert!(lock(dir)
+        .contains(r#""launch_approval": {"approver": "Rita Reviewer <rita@example.com>", "at": "#));
+    // blame names the commit that gave the launch its value, with its note;
+    // the tools, unchanged since, keep the first approval.
+    let out = kams(dir).arg("blame").output().unwrap();
+    let blame = String::from_utf8_lossy(&out.stdout).into_owned();
+    let launch = blame
+        .lines()
+        .find(|l| l.contains(" launch "))
+        .unwrap_or_else(|| panic!("{blame}"));
+    assert!(launch.starts_with(third.trim()), "{blame}");
+    assert!(launch.ends_with("note: third"), "{launch}");
+    let tool = blame
+        .lines()
+        .find(|l| l.contains("mcp-server-time/convert_time"))
+        .unwrap();
+    assert!(tool.starts_with(first.trim()), "{blame}");
+    // log, text and JSON, gives each launch change its own approval.
+    let out = kams(dir)
+        .args(["--format", "json", "log"])
+        .output()
+        .unwrap();
+    let log = json(&out.stdout);
+    let notes: Vec<String> = log["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["changes"].as_array().unwrap().clone())
+        .filter(|c| c["kind"].as_str().unwrap().starts_with("launch"))
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["kind"].as_str().unwrap(),
+                c["note"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "launch changed third",
+            "launch changed second",
+            "launch recorded first"
+        ]
+    );
+    // Re-approving the same launch with another note is a change of its own.
+    let text = lock(dir).replace("\"note\": \"third\"}", "\"note\": \"forged\"}");
+    std::fs::write(dir.join("kams.lock"), text).unwrap();
+    git(dir, &["commit", "-q", "-am", "edit the note"]);
+    let out = kams(dir).args(["log", "-n", "1"]).output().unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        log.contains("    launch re-approved mcp-server-time  fields: launch  approver: Rita Reviewer <rita@example.com>  note: forged"),
+        "{log}"
+    );
+    assert!(log.contains("approvers none (no Signed-off-by)"), "{log}");
 }

@@ -11,6 +11,7 @@ mod capture_real;
 mod common;
 mod corpus;
 mod crash;
+mod deny;
 mod drivers;
 mod escapes;
 mod flow;

@@ -755,21 +755,23 @@ proptest! {
 
 fn arb_entry(descriptor: Descriptor) -> impl Strategy<Value = Entry> {
     (
-        any::<bool>(),
+        prop_oneof![
+            Just(State::Provisional),
+            Just(State::Pinned),
+            Just(State::Denied)
+        ],
         arb_string(),
         arb_string(),
         arb_string(),
         arb_string(),
     )
-        .prop_map(move |(pinned, first_seen, approver, at, note)| Entry {
-            state: if pinned {
-                State::Pinned
-            } else {
-                State::Provisional
-            },
+        .prop_map(move |(state, first_seen, approver, at, note)| Entry {
+            state,
             descriptor: descriptor.clone(),
             first_seen,
-            approval: pinned.then_some(Approval { approver, at, note }.into()),
+            approval: state
+                .is_decided()
+                .then_some(Approval { approver, at, note }.into()),
             lazy: Default::default(),
         })
 }
@@ -812,7 +814,10 @@ fn arb_lock() -> impl Strategy<Value = Lock> {
                 }
             }),
             // A launch is data the config wrote: any object, any strings.
-            proptest::option::of(arb_object().prop_map(Value::Object)),
+            proptest::option::of((
+                arb_object().prop_map(Value::Object),
+                proptest::option::of((arb_string(), arb_string(), arb_string())),
+            )),
             proptest::option::of(arb_server_entry()),
             proptest::collection::vec(arb_tool_entry(), 0..4),
         ),
@@ -824,7 +829,11 @@ fn arb_lock() -> impl Strategy<Value = Lock> {
             lock.servers.insert(
                 name,
                 LockServer {
-                    launch,
+                    launch_approval: launch.as_ref().and_then(|(_, a)| {
+                        a.clone()
+                            .map(|(approver, at, note)| Approval { approver, at, note }.into())
+                    }),
+                    launch: launch.map(|(l, _)| l),
                     server,
                     tools: tools.into_iter().collect(),
                 },
@@ -1020,7 +1029,7 @@ fn branch(base: &Lock, added: &Lock, edits: &[u8]) -> Lock {
         let mut server = server.clone();
         match edits.get(i % edits.len().max(1)).copied().unwrap_or(0) % 5 {
             1 => continue,
-            2 => server.launch = None,
+            2 => (server.launch, server.launch_approval) = (None, None),
             3 => {
                 let first = server.tools.keys().next().cloned();
                 if let Some(t) = first {

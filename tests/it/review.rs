@@ -322,7 +322,7 @@ fn review_help_explains_the_keys_and_quit_keeps_the_lock_as_it_is() {
     let (code, all, err) = s.finish();
     assert_eq!(code, Some(0), "{all}\n{err}");
     assert!(
-        all.ends_with("nothing approved: kams.lock is unchanged\n"),
+        all.ends_with("nothing approved or denied: kams.lock is unchanged\n"),
         "{all}"
     );
     assert_eq!(std::fs::read(d.join("kams.lock")).unwrap(), lock);
@@ -356,7 +356,7 @@ fn review_without_a_terminal_exits_2_and_names_the_pin_commands() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         text(&o.stderr),
-        "error: review reads a key per entry from a terminal, and stdin is not one; approve without it, entry by entry:\n  git kams pin files/delete_file -m NOTE\n  git kams pin files/read_file -m NOTE\n"
+        "error: review reads a key per entry from a terminal, and stdin is not one; approve without it, entry by entry:\n  git kams pin files/delete_file -m NOTE\n  git kams pin files/read_file -m NOTE\n(or refuse one: git kams deny SERVER/TOOL -m NOTE)\n"
     );
     assert_eq!(commits(d), 1);
     // The commands it names approve the entries.
@@ -462,17 +462,82 @@ fn review_shows_a_changed_launch_as_its_own_entry_and_approving_it_records_it() 
 }
 
 #[test]
-fn review_deny_says_what_it_needs_and_decides_nothing() {
+fn review_deny_records_the_refusal_in_the_same_commit_as_the_approval() {
     let r = upgraded();
     let d = r.path();
-    let mut s = Session::spawn(d, &["review", "-m", "x"]);
-    s.expect(PROMPT);
-    s.send("d not this one");
-    let said = s.expect(&format!("(1/2) approve this new entry {PROMPT}"));
+    let mut s = Session::spawn(d, &["review", "-m", "upgrade"]);
+    s.expect(&format!("(1/2) approve this new entry {PROMPT}"));
+    s.send("a");
+    s.expect(&format!("(2/2) approve this change {PROMPT}"));
+    s.send("d reads anywhere now");
+    let (code, all, err) = s.finish();
+    assert_eq!(code, Some(0), "{all}\n{err}");
     assert!(
-        said.contains("deny needs the denied state of kams.lock"),
-        "{said}"
+        all.contains("denied    files/read_file sha256:")
+            && all.contains("reviewed by Rita Reviewer <rita@example.com> (2): committed "),
+        "{all}"
     );
+    let denied = locked(d, "read_file");
+    assert_eq!(denied["state"], "denied");
+    assert_eq!(denied["approval"]["note"], "reads anywhere now");
+    assert_eq!(denied["descriptor"]["description"], DRIFTED);
+    assert_eq!(locked(d, "delete_file")["approval"]["note"], "upgrade");
+    assert_eq!(commits(d), 2);
+    let message = git(d, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with(
+            "kams: approve files/delete_file, deny files/read_file\n\nupgrade\n\nfiles/read_file: reads anywhere now\n\n"
+        ),
+        "{message}"
+    );
+    assert!(
+        message
+            .trim_end()
+            .ends_with("Signed-off-by: Rita Reviewer <rita@example.com>"),
+        "{message}"
+    );
+    // scan reports it as `git kams deny` would have left it; a wider
+    // review passes over it, naming it shows it again.
+    let scan = kams(d).arg("scan").output().unwrap();
+    assert!(
+        text(&scan.stdout).contains("denied"),
+        "{}",
+        text(&scan.stdout)
+    );
+    kams(d)
+        .arg("review")
+        .write_stdin("")
+        .assert()
+        .code(0)
+        .stdout("kept denied files/read_file (name it, `git kams review files/read_file`, to review it again)\nnothing to review: every selected entry matches the lock\n");
+    let mut s = Session::spawn(d, &["review", "files/read_file", "-m", "x"]);
+    let screen = s.expect(&format!("(1/1) approve this entry {PROMPT}"));
+    assert!(
+        screen.contains("files/read_file: denied\n  denied by Rita Reviewer <rita@example.com> at 2026-01-01T00:00:00Z: \"reads anywhere now\"\n"),
+        "{screen}"
+    );
+    s.send("q");
+    assert_eq!(s.finish().0, Some(0));
+}
+
+#[test]
+fn review_cannot_deny_a_launch() {
+    let r = upgraded();
+    let d = r.path();
+    let mut inv: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join(".kams/inventory/files.json")).unwrap())
+            .unwrap();
+    inv["command"] = serde_json::json!(["other-server"]);
+    std::fs::write(
+        d.join(".kams/inventory/files.json"),
+        serde_json::to_string_pretty(&inv).unwrap(),
+    )
+    .unwrap();
+    let mut s = Session::spawn(d, &["review", "files", "-m", "x"]);
+    s.expect(&format!("(1/3) approve this launch {PROMPT}"));
+    s.send("d");
+    s.expect("a launch cannot be denied: skip it (s), and change the client config that names it");
+    s.expect(&format!("(1/3) approve this launch {PROMPT}"));
     s.send("q");
     let (code, all, err) = s.finish();
     assert_eq!(code, Some(0), "{all}\n{err}");
