@@ -397,7 +397,16 @@ fn screen(
         subject: &shown,
         state,
         locked: match action {
-            Action::Launch(_, old, _) => Locked::Launch(old.is_some()),
+            // Who approved the launch the lock records (locks of version 1
+            // do not say: `git kams log` does).
+            Action::Launch(_, old, _) => match lock
+                .servers
+                .get(server)
+                .and_then(|s| s.launch_approval.as_deref())
+            {
+                Some(a) if old.is_some() => Locked::Pinned(a),
+                _ => Locked::Launch(old.is_some()),
+            },
             _ => locked,
         },
         digests,

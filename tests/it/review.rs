@@ -437,7 +437,7 @@ fn review_shows_a_changed_launch_as_its_own_entry_and_approving_it_records_it() 
     let screen = s.expect(&format!("(1/3) approve this launch {PROMPT}"));
     assert!(
         screen.contains(
-            "files (launch): launch changed\n  the lock records another launch (`git kams log` names who approved it)\n\n  launch:\n      {\n        \"command\": [\n          \"files-server\",\n    -     \"/srv\"\n    +     \"/\"\n        ]\n      }\n\n  1 finding:\n    high     drift      /launch  launch changed since it was approved: a different command now runs\n"
+            "files (launch): launch changed\n  approved by Rita Reviewer <rita@example.com> at 2026-01-01T00:00:00Z: \"first review\"\n\n  launch:\n      {\n        \"command\": [\n          \"files-server\",\n    -     \"/srv\"\n    +     \"/\"\n        ]\n      }\n\n  1 finding:\n    high     drift      /launch  launch changed since it was approved: a different command now runs\n"
         ),
         "{screen}"
     );
