@@ -476,6 +476,51 @@ pub struct PinArgs {
     /// Only write kams.lock, do not commit (outside a repository this is always the case)
     #[arg(long)]
     pub no_commit: bool,
+
+    /// Approve even though what is approved has high or critical findings of these classes
+    /// (poison, hidden, squat, shadow, ambiguous, transport; all of them when none is given).
+    /// Without it pin prints such findings and refuses (exit 1); the approval commit records
+    /// each finding it accepted
+    #[arg(
+        long,
+        value_name = "CLASS[,CLASS]",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "",
+        value_parser = accepted_classes
+    )]
+    pub accept_findings: Option<Accepted>,
+
+    /// Do not ask before approving everything (a pin with no SERVER or TOOL asks on a terminal)
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+/// The finding classes `pin --accept-findings` accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Accepted(pub Vec<crate::finding::Class>);
+
+/// `--accept-findings`' value: nothing (every class pin refuses), or
+/// classes separated by commas, each one that pin refuses.
+fn accepted_classes(s: &str) -> Result<Accepted, String> {
+    use crate::finding::Class;
+    if s.is_empty() {
+        return Ok(Accepted(Class::GATED.to_vec()));
+    }
+    let mut classes = Vec::new();
+    for name in s.split(',').map(str::trim) {
+        match name.parse::<Class>() {
+            Ok(c) if Class::GATED.contains(&c) => classes.push(c),
+            _ => {
+                let valid: Vec<&str> = Class::GATED.iter().map(|c| c.as_str()).collect();
+                return Err(format!(
+                    "`{name}` is not a class pin asks to accept (expected one or more of {}, separated by commas)",
+                    valid.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(Accepted(classes))
 }
 
 /// The long help of `review`: the keys, and what the commit holds.

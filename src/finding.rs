@@ -114,6 +114,18 @@ impl Class {
         Class::Denied,
     ];
 
+    /// The classes whose high and critical findings an approval must
+    /// accept by name (`pin --accept-findings`): what the text or the launch
+    /// would do, as opposed to the mere fact that it changed.
+    pub const GATED: [Class; 6] = [
+        Class::Poison,
+        Class::Hidden,
+        Class::Squat,
+        Class::Shadow,
+        Class::Ambiguous,
+        Class::Transport,
+    ];
+
     /// The lowercase name used in output.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -129,6 +141,16 @@ impl Class {
             Class::Transport => "transport",
             Class::Denied => "denied",
         }
+    }
+}
+
+impl FromStr for Class {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Class, String> {
+        Class::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| format!("unknown finding class `{s}`"))
     }
 }
 

@@ -51,7 +51,7 @@ fn run_env(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let env = || commands::Env::new(cli.global.clone());
     let result = match &cli.command {
         cli::Command::Record => commands::record::run(&env(), out),
-        cli::Command::Pin(a) => commands::pin::run(&env(), a, out),
+        cli::Command::Pin(a) => commands::pin::run(&env(), a, out, err),
         cli::Command::Review(a) => {
             use std::io::IsTerminal;
             let stdin = std::io::stdin();

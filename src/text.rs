@@ -74,6 +74,37 @@ pub fn escape_display(s: &str) -> String {
     out
 }
 
+/// The text [`escape_display`] was made from: `\\` is a backslash and
+/// `\u{XXXX}` the character; `None` for any other backslash, which that
+/// function never writes. Characters it would have escaped but that are
+/// raw here stay raw: print the result through it again.
+pub fn unescape_display(s: &str) -> Option<String> {
+    if !s.contains('\\') {
+        return Some(s.to_string());
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(r) = after.strip_prefix('\\') {
+            out.push('\\');
+            rest = r;
+        } else {
+            let r = after.strip_prefix("u{")?;
+            let end = r.find('}')?;
+            let hex = &r[..end];
+            if hex.is_empty() || hex.len() > 6 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            out.push(char::from_u32(u32::from_str_radix(hex, 16).ok()?)?);
+            rest = &r[end + 1..];
+        }
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
 /// `\u{XXXX}`: how a concealing character is shown.
 fn push_escape(c: char, out: &mut String) {
     use std::fmt::Write;
@@ -169,6 +200,38 @@ mod tests {
             "a\\u{200B}b\\u{202E}c\\u{E0041}\\u{1B}[31m\\\\u{41}"
         );
         assert_eq!(escape_display("café ünïcode 日本"), "café ünïcode 日本");
+    }
+
+    #[test]
+    fn unescape_display_undoes_escape_display() {
+        for s in [
+            "",
+            "plain",
+            "a\u{200B}b\u{202E}c\u{E0041}\x1b[31m\\u{41}",
+            "\\\\\u{7}",
+            "café 日本 \\",
+        ] {
+            assert_eq!(unescape_display(&escape_display(s)).as_deref(), Some(s));
+        }
+        assert_eq!(unescape_display(r"a\u{20}b").as_deref(), Some("a b"));
+        for bad in [
+            r"\",
+            r"\n",
+            r"\u{",
+            r"\u{}",
+            r"\u{D800}",
+            r"\u{1234567}",
+            r"\x{FF}",
+        ] {
+            assert_eq!(unescape_display(bad), None, "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn unescape_display_round_trips(s in "\\PC*|[\\\\u{}a\u{200B}\u{1B}]*") {
+            proptest::prop_assert_eq!(unescape_display(&escape_display(&s)), Some(s));
+        }
     }
 
     #[test]

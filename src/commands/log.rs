@@ -12,6 +12,7 @@ use anyhow::{anyhow, Result};
 use super::{emit, Env, PlainFormat, Selection, Status};
 use crate::cli::LogArgs;
 use crate::git::history::{CommitInfo, Compared, History, LogChange, LogWalk, Step};
+use crate::git::message::Acceptance;
 use crate::git::signature::{self, Verdict};
 use crate::report::json_str;
 use crate::text::escape_display;
@@ -23,6 +24,8 @@ struct Listed {
     /// on the allowed signers and the keyring, not on the commit alone).
     verdict: Verdict,
     changes: Vec<LogChange>,
+    /// The findings its approval accepted, of the selected entries.
+    accepted: Vec<Acceptance>,
     error: Option<String>,
 }
 
@@ -140,7 +143,17 @@ pub fn run(env: &Env, args: &LogArgs, out: &mut dyn Write, err: &mut dyn Write) 
                     continue;
                 }
                 let info = history.commit_info(commit)?;
+                let accepted = info
+                    .accepted
+                    .iter()
+                    .filter_map(|l| Acceptance::parse(l))
+                    .filter(|a| {
+                        let (server, tool) = a.entry();
+                        selection.matches(server, tool)
+                    })
+                    .collect();
                 listed.push(Listed {
+                    accepted,
                     verdict: signature::verdict_of(&verifier, repo, commit, info.signed)?,
                     info,
                     changes,
@@ -245,6 +258,9 @@ fn write_text(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io
         if let Some(e) = &l.error {
             writeln!(o, "    error: {}", shown(e))?;
         }
+        for a in &l.accepted {
+            writeln!(o, "    {}", a.line())?;
+        }
         for c in &l.changes {
             write!(o, "    {:<11} {}", c.kind.as_str(), shown(&c.subject()))?;
             if !c.fields.is_empty() {
@@ -266,7 +282,7 @@ fn write_text(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io
 }
 
 fn write_json(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(o, "{{\n  \"version\": 2,\n  \"commits\": [")?;
+    writeln!(o, "{{\n  \"version\": 3,\n  \"commits\": [")?;
     for (i, l) in listed.iter().enumerate() {
         let info = &l.info;
         let (approvers, malformed): (Vec<&String>, Vec<&String>) = info
@@ -292,9 +308,23 @@ fn write_json(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io
                 )
             })
             .collect();
+        let accepted: Vec<String> = l
+            .accepted
+            .iter()
+            .map(|a| {
+                format!(
+                    "{{\"severity\": {}, \"class\": {}, \"subject\": {}, \"field\": {}, \"message\": {}}}",
+                    json_str(a.severity.as_str()),
+                    json_str(a.class.as_str()),
+                    json_str(&a.subject),
+                    a.field.as_deref().map_or("null".into(), json_str),
+                    json_str(&a.message),
+                )
+            })
+            .collect();
         write!(
             o,
-            "    {{\"id\": {}, \"date\": {}, \"author\": {}, \"approvers\": [{}], \"malformed_sign_offs\": [{}], \"signature\": {}, \"signers\": [{}], \"signature_problem\": {}, \"subject\": {}, \"changes\": [{}], \"error\": {}}}",
+            "    {{\"id\": {}, \"date\": {}, \"author\": {}, \"approvers\": [{}], \"malformed_sign_offs\": [{}], \"signature\": {}, \"signers\": [{}], \"signature_problem\": {}, \"subject\": {}, \"accepted\": [{}], \"changes\": [{}], \"error\": {}}}",
             json_str(&info.id.to_string()),
             json_str(&info.date),
             json_str(&info.author),
@@ -307,6 +337,7 @@ fn write_json(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io
                 _ => "null".into(),
             },
             json_str(&info.subject),
+            accepted.join(", "),
             changes.join(", "),
             l.error.as_deref().map_or("null".into(), json_str),
         )?;

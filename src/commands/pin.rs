@@ -4,8 +4,14 @@
 //! removed from the lock. Pinned entries whose descriptor did not change
 //! keep their original approval, so history names who really reviewed them.
 //! Pinning a whole server also records its current launch.
+//!
+//! An approval is made knowing what it approves: the high and critical
+//! findings of the classes that say what a text or a launch would do
+//! ([`Class::GATED`]) on the entries it changes are printed, and refuse
+//! the pin unless `--accept-findings` accepts them; the commit records
+//! each one accepted, for `log` to show.
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
@@ -14,6 +20,8 @@ use super::{emit, now, Env, Selection, Status};
 use crate::cli::PinArgs;
 use crate::compare::pairs;
 use crate::descriptor::Descriptor;
+use crate::finding::{Class, Finding, Severity};
+use crate::git::message::{Acceptance, ACCEPTED};
 use crate::inventory::Inventory;
 use crate::json::Value;
 use crate::lock::store::Guard;
@@ -61,7 +69,7 @@ pub fn check_approver(who: &str) -> Result<()> {
 }
 
 /// Runs `pin`.
-pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
+pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
     let who = approver(env, args.approver.as_deref())?;
     let inventory = env.inventory()?;
     let path = env.lock_path()?;
@@ -159,27 +167,88 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write) -> Result<Status> {
         })?;
         return Ok(0);
     }
-    let how = Approved {
-        who: &who,
-        note: &args.note,
-        no_commit: args.no_commit,
-        reviewed,
+    // What the approval would say yes to, seen before anything is written.
+    let accept = args.accept_findings.as_ref().map_or(&[][..], |a| &a.0[..]);
+    // The detectors only, on what pin read: compare's findings (drift,
+    // added) are no class it asks about, and scan's indexes are scan's
+    // and status's to keep.
+    let (accepted, refused) = if actions.iter().any(|a| !matches!(a, Action::Remove(..))) {
+        let configs = env.client_configs()?;
+        let found = crate::detect::run(&crate::detect::Context {
+            inventory: &inventory,
+            lock: &lock,
+            configs: &configs,
+        });
+        gate(found, &actions, accept)
+    } else {
+        (Vec::new(), Vec::new())
     };
+    if !refused.is_empty() {
+        drop(guard);
+        emit(out, |o| crate::report::write_text(&refused, env.colour, o))?;
+        let mut classes: Vec<&str> = refused.iter().map(|f| f.class.as_str()).collect();
+        classes.sort_unstable();
+        classes.dedup();
+        emit(err, |e| {
+            writeln!(
+                e,
+                "refused: {} finding{} at high or critical on what this pin would approve; nothing was written",
+                refused.len(),
+                if refused.len() == 1 { "" } else { "s" },
+            )?;
+            writeln!(
+                e,
+                "hint: review them; to approve anyway, pin again with --accept-findings={} (or --accept-findings for every class); the approval commit records what it accepted",
+                classes.join(",")
+            )
+        })?;
+        return Ok(1);
+    }
     let note: std::sync::Arc<str> = args.note.as_str().into();
-    let decided = actions.into_iter().map(|a| (a, note.clone()));
-    approve(
+    let decided = actions.into_iter().map(|a| (a, note.clone())).collect();
+    let plan = Plan {
+        lock,
+        inventory,
+        decided,
+        denied: Vec::new(),
+    };
+    let (mut lock, mut lines) = apply(plan, &who)?;
+    lines.extend(accepted.iter().map(|f| Acceptance::of(f).line()));
+    lock.tidy();
+    let changes = lines.iter().filter(|l| !l.starts_with(ACCEPTED)).count();
+    // Everything at once: on a terminal, asked once, what was listed.
+    let ask = args.keys.is_empty() && !args.yes && {
+        use std::io::IsTerminal;
+        std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+    };
+    if ask {
+        emit(out, |o| write_lines(&lines, o))?;
+        if !confirm(&mut std::io::stdin().lock(), err, changes)? {
+            drop(guard);
+            emit(out, |o| writeln!(o, "not approved: nothing was written"))?;
+            return Ok(0);
+        }
+    }
+    let message = approval_message(&args.note, &who, &lines);
+    let done = write_approval(
         env,
         guard,
+        &lock,
         &path,
-        Plan {
-            lock,
-            inventory,
-            decided: decided.collect(),
-            denied: Vec::new(),
-        },
-        &how,
-        out,
+        args.no_commit,
+        &message,
+        &reviewed,
     )?;
+    emit(out, |o| {
+        if !ask {
+            write_lines(&lines, o)?;
+        }
+        writeln!(
+            o,
+            "approved by {} ({changes}): {done}",
+            escape_display(&who)
+        )
+    })?;
     Ok(0)
 }
 
@@ -259,35 +328,15 @@ pub(crate) struct Plan {
     pub denied: Vec<(String, Option<String>, std::sync::Arc<str>)>,
 }
 
-/// Who approves, and how the approval reaches git.
-pub(crate) struct Approved<'a> {
-    /// The approver.
-    pub who: &'a str,
-    /// The note of the approval commit's message.
-    pub note: &'a str,
-    /// Only write kams.lock.
-    pub no_commit: bool,
-    /// The inventory files the approval commit holds.
-    pub reviewed: Reviewed,
-}
-
-/// Applies `plan`'s actions to its lock, writes the lock under `guard` and
-/// commits it as [`write_approval`] does, and says what was approved:
-/// every approval `pin` and `review` make goes through here.
-pub(crate) fn approve(
-    env: &Env,
-    guard: Guard,
-    path: &Path,
-    plan: Plan,
-    how: &Approved<'_>,
-    out: &mut dyn Write,
-) -> Result<()> {
+/// Applies `plan`'s denials and actions to its lock, each entry approved
+/// (or denied) by `who` now with its own note; the lock, and one line per
+/// change. Every approval `pin` and `review` make goes through here.
+pub(crate) fn apply(plan: Plan, who: &str) -> Result<(Lock, Vec<String>)> {
     let time = now()?;
     // One approval per note, shared by the entries that have it (as
     // reading a lock shares it between entries pinned together): a pin
     // gives every entry its note.
     let mut approval = None;
-    let who = how.who;
     let (mut lock, mut inventory) = (plan.lock, plan.inventory);
     let mut lines = Vec::new();
     // Before the approvals take their descriptors out of the inventory.
@@ -393,34 +442,7 @@ pub(crate) fn approve(
             }
         }
     }
-    lock.tidy();
-    let message = approval_message(how.note, who, &lines);
-    let done = write_approval(
-        env,
-        guard,
-        &lock,
-        path,
-        how.no_commit,
-        &message,
-        &how.reviewed,
-    )?;
-    emit(out, |o| {
-        for l in &lines {
-            writeln!(o, "{l}")?;
-        }
-        writeln!(
-            o,
-            "{} by {} ({}): {done}",
-            if plan.denied.is_empty() {
-                "approved"
-            } else {
-                "reviewed"
-            },
-            escape_display(who),
-            lines.len()
-        )
-    })?;
-    Ok(())
+    Ok((lock, lines))
 }
 
 /// True when `keys` names exactly this entry (`SERVER/TOOL`, or `SERVER`
@@ -430,6 +452,57 @@ pub(crate) fn named(keys: &[String], server: &str, tool: Option<&str>) -> bool {
         Some(t) => k.split_once('/') == Some((server, t)),
         None => k == server,
     })
+}
+
+fn write_lines(lines: &[String], o: &mut dyn Write) -> std::io::Result<()> {
+    for l in lines {
+        writeln!(o, "{l}")?;
+    }
+    Ok(())
+}
+
+/// Asks on `err` whether to approve `n` changes; yes only for `y` or `yes`
+/// read from `input`.
+fn confirm(input: &mut dyn BufRead, err: &mut dyn Write, n: usize) -> Result<bool> {
+    write!(
+        err,
+        "approve these {n} change{}? [y/N] ",
+        if n == 1 { "" } else { "s" }
+    )?;
+    err.flush()?;
+    let mut answer = String::new();
+    input.read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// The findings an approval of `actions` must accept (high or critical,
+/// of a [`Class::GATED`] class, on an entry it changes), split into
+/// those of the `accept`ed classes and the rest. An entry pinned and
+/// unchanged is not approved again, so its findings are not asked about;
+/// a launch approved brings its server's transport findings. Both sorted.
+pub(crate) fn gate(
+    mut found: Vec<Finding>,
+    actions: &[Action],
+    accept: &[Class],
+) -> (Vec<Finding>, Vec<Finding>) {
+    Finding::sort(&mut found);
+    let changes = |f: &Finding| {
+        actions.iter().any(|a| match a {
+            Action::Pin(s, t, _) => *s == f.server && *t == f.tool,
+            Action::Launch(s, ..) => {
+                *s == f.server && f.tool.is_none() && f.class == Class::Transport
+            }
+            Action::Remove(..) => false,
+        })
+    };
+    found
+        .into_iter()
+        .filter(|f| f.severity >= Severity::High && Class::GATED.contains(&f.class))
+        .filter(changes)
+        .partition(|f| accept.contains(&f.class))
 }
 
 /// The descriptor the inventory shows for `server` (`tool`: one of its
@@ -646,13 +719,15 @@ fn commit_target<'a>(
 
 /// The approval commit's message: what was approved, the note, and the
 /// approver's sign-off.
-fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
+pub(crate) fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
     fn subject_of(line: &str) -> Option<&str> {
         line.split_whitespace().nth(1)
     }
     // Denials (from `review`) are named after the approvals.
-    let (denials, approvals): (Vec<&String>, Vec<&String>) =
-        lines.iter().partition(|l| l.starts_with(DENIED));
+    let (denials, approvals): (Vec<&String>, Vec<&String>) = lines
+        .iter()
+        .filter(|l| !l.starts_with(ACCEPTED))
+        .partition(|l| l.starts_with(DENIED));
     let denied = match denials.as_slice() {
         [] => String::new(),
         [one] => subject_of(one).unwrap_or_default().to_string(),
@@ -664,7 +739,8 @@ fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
     let (launches, entries): (Vec<&String>, Vec<&String>) =
         approvals.into_iter().partition(|l| l.starts_with(LAUNCH));
     let subjects: Vec<&str> = entries.iter().filter_map(|l| subject_of(l)).collect();
-    // The launch lines are in the body; the subject counts entries.
+    // The launch and acceptance lines are in the body; the subject counts
+    // entries.
     let subject = match subjects.as_slice() {
         [] => format!(
             "kams: approve the launch of {}",
@@ -739,4 +815,76 @@ fn unconcealed(s: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(class: Class, severity: Severity, server: &str, tool: Option<&str>) -> Finding {
+        Finding {
+            class,
+            severity,
+            server: server.into(),
+            tool: tool.map(str::to_string),
+            field: None,
+            message: "m".into(),
+            evidence: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_gate_asks_about_what_changes_at_high_and_above() {
+        use Class::*;
+        use Severity::*;
+        let actions = vec![
+            Action::Pin("a".into(), Some("t".into()), None),
+            Action::Launch("b".into(), None, Value::Null),
+        ];
+        let found = vec![
+            finding(Poison, Critical, "a", Some("t")),
+            finding(Hidden, High, "a", Some("t")),
+            // Not at high, not a gated class, not changed.
+            finding(Poison, Medium, "a", Some("t")),
+            finding(Drift, Critical, "a", Some("t")),
+            finding(Poison, Critical, "a", Some("u")),
+            finding(Transport, High, "a", None),
+            // A launch brings its server's transport findings only.
+            finding(Transport, High, "b", None),
+            finding(Poison, High, "b", None),
+            finding(Shadow, High, "c", None),
+        ];
+        let (accepted, refused) = gate(found.clone(), &actions, &[Hidden, Transport]);
+        assert_eq!(accepted, vec![found[1].clone(), found[6].clone()]);
+        assert_eq!(refused, vec![found[0].clone()]);
+        // The server entry pinned: its findings of every gated class.
+        let server = vec![Action::Pin("b".into(), None, None)];
+        let (accepted, refused) = gate(found.clone(), &server, &[]);
+        assert!(accepted.is_empty());
+        assert_eq!(refused, vec![found[7].clone(), found[6].clone()]);
+    }
+
+    #[test]
+    fn only_yes_confirms() {
+        for (answer, yes) in [
+            ("y\n", true),
+            ("YES\n", true),
+            (" y \n", true),
+            ("\n", false),
+            ("n\n", false),
+            ("", false),
+            ("yep\n", false),
+        ] {
+            let mut err = Vec::new();
+            assert_eq!(
+                confirm(&mut answer.as_bytes(), &mut err, 3).unwrap(),
+                yes,
+                "{answer:?}"
+            );
+            assert_eq!(
+                String::from_utf8(err).unwrap(),
+                "approve these 3 changes? [y/N] "
+            );
+        }
+    }
 }

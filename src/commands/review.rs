@@ -10,11 +10,12 @@ use std::sync::Arc;
 
 use anyhow::{bail, Result};
 
-use super::pin::{self, Action, Approved, Plan, Reviewed};
+use super::pin::{self, Action, Plan, Reviewed};
 use super::{emit, Env, Selection, Status};
 use crate::cli::{ReviewArgs, SelectArgs};
 use crate::compare::pairs;
 use crate::finding::{Class, Finding};
+use crate::git::message::{Acceptance, ACCEPTED};
 use crate::inventory::Inventory;
 use crate::lock::store::Guard;
 use crate::lock::{Lock, State};
@@ -98,7 +99,7 @@ pub fn run(
         return Ok(0);
     }
     if !terminal {
-        bail!("{}", instead(&actions));
+        bail!("{}", instead(&actions, &findings));
     }
     let default_note: Arc<str> = match &args.note {
         Some(n) => n.as_str().into(),
@@ -169,6 +170,7 @@ pub fn run(
             (_, action) => decided.push((action, note)),
         }
     }
+    let denied_any = !denied.is_empty();
     let reviewed = if reviewed_all {
         let every: Vec<String> = inventory.servers.keys().cloned().collect();
         Reviewed::Whole(pin::files_of(&inventory, &every))
@@ -183,19 +185,42 @@ pub fn run(
         }
         note.push_str(&notes.join("\n"));
     }
-    let how = Approved {
-        who: &who,
-        note: &note,
-        no_commit: args.no_commit,
-        reviewed,
-    };
+    // The reviewer saw every finding on each entry approved: the high and
+    // critical ones are recorded as accepted, as `pin --accept-findings`
+    // records them.
+    let (actions, notes): (Vec<Action>, Vec<Arc<str>>) = decided.into_iter().unzip();
+    let (accepted, _) = pin::gate(findings, &actions, &Class::GATED);
     let plan = Plan {
         lock,
         inventory,
-        decided,
+        decided: actions.into_iter().zip(notes).collect(),
         denied,
     };
-    pin::approve(env, guard, &path, plan, &how, out)?;
+    let (mut lock, mut lines) = pin::apply(plan, &who)?;
+    lines.extend(accepted.iter().map(|f| Acceptance::of(f).line()));
+    lock.tidy();
+    let message = pin::approval_message(&note, &who, &lines);
+    let done = pin::write_approval(
+        env,
+        guard,
+        &lock,
+        &path,
+        args.no_commit,
+        &message,
+        &reviewed,
+    )?;
+    let changes = lines.iter().filter(|l| !l.starts_with(ACCEPTED)).count();
+    emit(out, |o| {
+        for l in &lines {
+            writeln!(o, "{l}")?;
+        }
+        writeln!(
+            o,
+            "{} by {} ({changes}): {done}",
+            if denied_any { "reviewed" } else { "approved" },
+            escape_display(&who)
+        )
+    })?;
     if !left.is_empty() {
         emit(out, |o| {
             writeln!(o, "left as they are in the lock: {}", left.join(", "))
@@ -479,8 +504,17 @@ fn fingerprint(action: &Action, inventory: &Inventory) -> String {
 }
 
 /// The error without a terminal: the `pin` commands that approve the same
-/// entries, one per entry.
-fn instead(actions: &[Action]) -> String {
+/// entries, one per entry, each accepting the findings `pin` would refuse
+/// it for (which review shows on its screen).
+fn instead(actions: &[Action], findings: &[Finding]) -> String {
+    let (_, refused) = pin::gate(findings.to_vec(), actions, &[]);
+    let mut gated: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+    for f in &refused {
+        let classes = gated.entry(f.subject()).or_default();
+        if !classes.contains(&f.class.as_str()) {
+            classes.push(f.class.as_str());
+        }
+    }
     let mut keys: Vec<(String, bool)> = Vec::new();
     for a in actions {
         let (key, server) = match a {
@@ -499,8 +533,12 @@ fn instead(actions: &[Action]) -> String {
         .iter()
         .map(|(k, server)| {
             format!(
-                "  git kams pin {} -m NOTE{}",
+                "  git kams pin {} -m NOTE{}{}",
                 quoted(k),
+                gated
+                    .get(k)
+                    .map(|c| format!(" --accept-findings={}", c.join(",")))
+                    .unwrap_or_default(),
                 if *server {
                     "   # the server: its launch, its server entry and every tool"
                 } else {

@@ -6,7 +6,7 @@
 //! It holds only answers that are functions of object ids, so it can never
 //! be out of date, only incomplete: the lock's blob id per root tree id
 //! (for one lock path), the entry changes per pair of lock blob ids, what
-//! log shows of a commit (author, sign-offs, subject) per commit id, and
+//! log shows of a commit (author, sign-offs, subject, acceptances) per commit id, and
 //! the whole walk of log from its last few starting commits (the commits
 //! that changed the lock, with their blobs), valid because a commit's
 //! ancestry never changes.
@@ -27,8 +27,9 @@ use crate::lock::diff::ChangeKind;
 /// First bytes of the file; the number is the layout's version.
 // 2: walks list a merge that takes a parent's lock back over its first
 // parent's changes (a rollback); 3: a launch change carries no entry's
-// approval. What was remembered before is not reused.
-const MAGIC: &[u8; 12] = b"kams-log\0\0\0\x03";
+// approval; 4: a commit's facts hold its acceptance lines. What was
+// remembered before is not reused.
+const MAGIC: &[u8; 12] = b"kams-log\0\0\0\x04";
 
 /// Who wrote it: a release of git-kams may describe changes differently,
 /// so another one's answers are not reused.
@@ -101,6 +102,9 @@ pub struct CommitFacts {
     pub signed: bool,
     /// First line of the message.
     pub subject: String,
+    /// The acceptance lines of its message, as written
+    /// ([`super::message::acceptance_lines`]).
+    pub accepted: Vec<String>,
 }
 
 /// The cache's contents: the lock's blob per root tree, what changed per
@@ -235,6 +239,7 @@ impl Stored {
                     sign_offs: r.list(|r| Some(r.str()?.to_string()))?,
                     signed: r.bool()?,
                     subject: r.str()?.to_string(),
+                    accepted: r.list(|r| Some(r.str()?.to_string()))?,
                 })
             })
         })
@@ -322,6 +327,10 @@ fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u
         }
         commits.0.push(u8::from(c.signed));
         commits.bytes(c.subject.as_bytes());
+        commits.u32(c.accepted.len());
+        for a in &c.accepted {
+            commits.bytes(a.as_bytes());
+        }
     }
 
     let mut walks = Out(Vec::new());
@@ -462,6 +471,7 @@ mod tests {
                 sign_offs: vec!["A <a@x>".into(), "B <b@x>".into()],
                 signed: true,
                 subject: "pin".into(),
+                accepted: vec!["accepted  high poison a/b /description: m".into()],
             },
         );
         c.walks.push((

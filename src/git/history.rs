@@ -608,6 +608,9 @@ pub struct CommitInfo {
     pub signed: bool,
     /// First line of the message.
     pub subject: String,
+    /// The acceptance lines of its message, as written
+    /// ([`super::message::acceptance_lines`]).
+    pub accepted: Vec<String>,
 }
 
 /// Reads the lock's versions out of a repository's history, caching what
@@ -1063,7 +1066,7 @@ impl History {
         self.reads
     }
 
-    /// Author, sign-offs, signature and subject of `commit`.
+    /// Author, sign-offs, signature, subject and acceptances of `commit`.
     pub fn commit_info(&mut self, commit: ObjectId) -> Result<CommitInfo> {
         self.load_log_cache(2);
         if !self.known.commits.contains_key(&commit) {
@@ -1081,6 +1084,7 @@ impl History {
             sign_offs: facts.sign_offs.clone(),
             signed: facts.signed,
             subject: facts.subject.clone(),
+            accepted: facts.accepted.clone(),
         })
     }
 
@@ -1099,6 +1103,7 @@ impl History {
                 .map(|l| l.to_str_lossy().trim().to_string())
                 .find(|l| !l.is_empty())
                 .unwrap_or_default(),
+            accepted: super::message::acceptance_lines(&d.message.to_str_lossy()),
         })
     }
 }

@@ -12,6 +12,7 @@ pub mod commit;
 pub mod config;
 pub mod history;
 pub mod hooks;
+pub mod message;
 pub mod policy;
 pub mod signature;
 pub mod stamp;

@@ -386,8 +386,9 @@ fn a_redacted_value_cannot_hide_a_launch_change() {
         std::fs::write(to, serde_json::to_vec_pretty(&c).unwrap()).unwrap();
     };
     capture("/dev/null");
+    // The inline secret is what this test is about: accepted.
     kams(d)
-        .args(["pin", "--no-commit", "-m", "reviewed"])
+        .args(["pin", "--no-commit", "-m", "reviewed", "--accept-findings"])
         .assert()
         .success();
     commit(d, "approve time", true);
@@ -402,8 +403,20 @@ fn a_redacted_value_cannot_hide_a_launch_change() {
 
     // An unsigned commit changes what runs around the secret.
     capture("$(echo PWNED > /tmp/kams-pwned)");
+    // pin itself now shows the change (issue 23); accepted regardless, the
+    // hook must still catch an approval nobody signed off.
     kams(d)
         .args(["pin", "--no-commit", "-m", "looks the same"])
+        .assert()
+        .code(1);
+    kams(d)
+        .args([
+            "pin",
+            "--no-commit",
+            "-m",
+            "looks the same",
+            "--accept-findings",
+        ])
         .assert()
         .success();
     commit(d, "refresh", false);

@@ -281,6 +281,7 @@ fn hidden_characters_are_escaped_in_every_output() {
             "--inventory",
             "sneaky.json",
             "pin",
+            "--accept-findings=hidden",
             "-m",
             "seen",
             "--approver",

@@ -264,7 +264,7 @@ fn changes(commit: &serde_json::Value) -> Vec<(String, String)> {
 fn log_lists_the_commits_that_changed_entries_newest_first() {
     let s = story();
     let report = log_json(s.path(), &[]);
-    assert_eq!(report["version"], 2);
+    assert_eq!(report["version"], 3);
     // Not listed: the initial and unrelated commits (no lock change) and
     // the re-indent (a new blob, but no entry changed).
     assert_eq!(

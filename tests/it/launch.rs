@@ -139,7 +139,13 @@ fn record_pin_and_a_changed_command_is_high_drift() {
 
     // Only the launch changed: the approval commit says so.
     kams(dir)
-        .args(["pin", "mcp-server-time", "-m", "new launcher"])
+        .args([
+            "pin",
+            "mcp-server-time",
+            "-m",
+            "new launcher",
+            "--accept-findings=transport",
+        ])
         .assert()
         .success();
     let message = git(dir, &["log", "-1", "--format=%B"]);
@@ -203,7 +209,11 @@ fn secrets_in_the_environment_never_reach_the_lock() {
             "TZ_DIR": "/usr/share/zoneinfo"
         })
     });
-    kams(dir).args(["pin", "-m", "reviewed"]).assert().success();
+    // An inline secret: what this test is about, accepted.
+    kams(dir)
+        .args(["pin", "-m", "reviewed", "--accept-findings=transport"])
+        .assert()
+        .success();
     let text = lock(dir);
     assert!(!text.contains(token), "{text}");
     assert!(

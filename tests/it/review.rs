@@ -302,6 +302,18 @@ fn review_back_returns_to_the_previous_entry_and_each_entry_keeps_its_own_note()
         ),
         "{message}"
     );
+    // The reviewer saw the hidden characters and approved: the commit
+    // records it, as `pin --accept-findings` does.
+    assert!(
+        message.contains("\naccepted  high hidden files/read_file /description"),
+        "{message}"
+    );
+    let log = kams(d).arg("log").output().unwrap();
+    assert!(
+        text(&log.stdout).contains("accepted"),
+        "{}",
+        text(&log.stdout)
+    );
 }
 
 #[test]
@@ -356,12 +368,17 @@ fn review_without_a_terminal_exits_2_and_names_the_pin_commands() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         text(&o.stderr),
-        "error: review reads a key per entry from a terminal, and stdin is not one; approve without it, entry by entry:\n  git kams pin files/delete_file -m NOTE\n  git kams pin files/read_file -m NOTE\n(or refuse one: git kams deny SERVER/TOOL -m NOTE)\n"
+        "error: review reads a key per entry from a terminal, and stdin is not one; approve without it, entry by entry:\n  git kams pin files/delete_file -m NOTE\n  git kams pin files/read_file -m NOTE --accept-findings=hidden\n(or refuse one: git kams deny SERVER/TOOL -m NOTE)\n"
     );
     assert_eq!(commits(d), 1);
-    // The commands it names approve the entries.
-    for key in ["files/delete_file", "files/read_file"] {
-        kams(d).args(["pin", key, "-m", "ok"]).assert().success();
+    // The commands it names approve the entries, followed literally.
+    let said = text(&o.stderr);
+    for line in said.lines().filter_map(|l| l.strip_prefix("  git kams ")) {
+        let args: Vec<&str> = line
+            .split_whitespace()
+            .map(|w| if w == "NOTE" { "ok" } else { w })
+            .collect();
+        kams(d).args(&args).assert().success();
     }
     kams(d)
         .arg("review")

@@ -258,7 +258,7 @@ fn log_and_blame_say_verified_unverified_or_unsigned() {
 
     let out = kams(d).args(["--format", "json", "log"]).output().unwrap();
     let report = json(&out.stdout);
-    assert_eq!(report["version"], 2);
+    assert_eq!(report["version"], 3);
     let commits = report["commits"].as_array().unwrap();
     let words: Vec<(&str, &str)> = commits
         .iter()
