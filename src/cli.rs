@@ -114,6 +114,9 @@ pub enum Command {
     Record,
     /// Approve what the inventory shows now: entries become pinned with approver, time and note
     Pin(PinArgs),
+    /// Review each entry that differs from the lock, one screen each, and approve, skip or deny it
+    #[command(long_about = REVIEW_HELP)]
+    Review(ReviewArgs),
     /// Refuse a tool: the entry becomes denied, with denier, time and note, whatever it advertises
     #[command(long_about = DENY_HELP)]
     Deny(DenyArgs),
@@ -518,6 +521,52 @@ fn accepted_classes(s: &str) -> Result<Accepted, String> {
         }
     }
     Ok(Accepted(classes))
+}
+
+/// The long help of `review`: the keys, and what the commit holds.
+const REVIEW_HELP: &str = "\
+Review each entry that differs from the lock, the way `git add -p` reviews hunks: a new
+tool, a drifted one, one no longer advertised, a server's changed launch. Each gets one
+screen with its whole change (every changed field, word diffs for text, hidden characters
+shown as \\u{XXXX}) and every finding on it, then a prompt:
+
+  a [NOTE]  approve this entry (NOTE replaces the default note for it)
+  s         skip: leave it as it is in the lock
+  d [NOTE]  deny it, as `git kams deny` does (a launch cannot be denied)
+  b         back to the previous entry
+  q         quit: keep the decisions made so far, leave the rest as they are
+  ?         help
+
+At the end, the approved entries are written to kams.lock and committed in one approval
+commit, signed off by the approver, exactly as `git kams pin` makes it (with the inventory
+files they were approved from). Each entry keeps its own note; the default note (-m, or
+asked once at the start) goes to the others and to the commit message.
+
+review reads its keys from a terminal. Without one it exits 2 and lists the
+`git kams pin SERVER/TOOL -m NOTE` commands that approve the same entries.";
+
+/// Arguments of `review`.
+#[derive(Args, Debug)]
+pub struct ReviewArgs {
+    /// What to review: SERVER (its server entry, launch and every tool) or SERVER/TOOL; all when none
+    #[arg(value_name = "SERVER|SERVER/TOOL")]
+    pub keys: Vec<String>,
+
+    /// The default note of each approval, and the commit's [default: asked once at the start]
+    #[arg(short = 'm', long = "message", value_name = "NOTE")]
+    pub note: Option<String>,
+
+    /// Approver as `"Name <email>"` (see `PinArgs::approver`).
+    #[arg(
+        long,
+        value_name = "NAME <EMAIL>",
+        help = "Approver as \"Name <email>\" [default: git config user.name and user.email]"
+    )]
+    pub approver: Option<String>,
+
+    /// Only write kams.lock, do not commit (outside a repository this is always the case)
+    #[arg(long)]
+    pub no_commit: bool,
 }
 
 /// Entry selection, and the revisions to read from.

@@ -12,6 +12,7 @@ pub mod manual;
 pub mod merge_driver;
 pub mod pin;
 pub mod record;
+pub mod review;
 pub mod scan;
 pub mod status;
 pub mod textconv;

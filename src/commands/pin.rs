@@ -25,10 +25,11 @@ use crate::git::message::{Acceptance, ACCEPTED};
 use crate::inventory::Inventory;
 use crate::json::Value;
 use crate::lock::store::Guard;
-use crate::lock::{Approval, Entry, Lock, State};
+use crate::lock::{Entry, Lock, State};
 use crate::text::{escape_display, has_concealing};
 
-enum Action {
+/// One change to the lock that approving the inventory makes.
+pub(crate) enum Action {
     /// The entry, and what the lock had there; the descriptor is taken
     /// from the inventory when the entry is written (not copied: 100,000
     /// of them were 48 MB of a whole-inventory pin).
@@ -76,61 +77,11 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
     if let Some(note) = guard.recovered() {
         emit(out, |o| writeln!(o, "note: {note}"))?;
     }
-    let mut lock = guard.read()?.unwrap_or_default();
+    let lock = guard.read()?.unwrap_or_default();
     let selection = Selection::new(&args.keys);
     let all = pairs(&inventory, &lock);
     selection.check(&all)?;
-    let mut actions = Vec::new();
-    // Denied entries a wider selection passed over: only naming one
-    // (SERVER/TOOL) overturns its denial.
-    let mut kept_denied = Vec::new();
-    for p in all.iter().filter(|p| selection.matches(p.server, p.tool)) {
-        let (server, tool) = (p.server.to_string(), p.tool.map(str::to_string));
-        if p.entry.is_some_and(|e| e.state == State::Denied) && !named(&args.keys, p.server, p.tool)
-        {
-            kept_denied.push(escape_display(
-                &p.tool.map_or(server.clone(), |t| format!("{server}/{t}")),
-            ));
-            continue;
-        }
-        match (p.entry, p.seen) {
-            (_, Some(seen)) => {
-                if let Some(a) = inventory.servers[p.server]
-                    .ambiguities
-                    .iter()
-                    .find(|a| a.tool.as_deref() == p.tool)
-                {
-                    bail!(
-                        "cannot pin {}: the inventory is ambiguous ({}{}); fix {} first",
-                        escape_display(&p.tool.map_or(server.clone(), |t| format!("{server}/{t}"))),
-                        escape_display(&a.message),
-                        a.field
-                            .as_deref()
-                            .map(|f| format!(" at {}", escape_display(f)))
-                            .unwrap_or_default(),
-                        crate::text::shown_path(&inventory.servers[p.server].source)
-                    );
-                }
-                let unchanged = p.entry.is_some_and(|e| {
-                    e.state == State::Pinned && e.descriptor.digest == seen.digest
-                });
-                // Pinning a whole server (or everything) approves how it is
-                // launched too; pinning one tool does not.
-                let launch = p
-                    .seen_launch
-                    .and_then(crate::config::launch_spec)
-                    .filter(|l| p.tool.is_none() && p.locked_launch != Some(l));
-                if let Some(l) = launch {
-                    actions.push(Action::Launch(server.clone(), p.locked_launch.cloned(), l));
-                }
-                if !unchanged {
-                    actions.push(Action::Pin(server, tool, p.entry.cloned()));
-                }
-            }
-            (Some(entry), None) => actions.push(Action::Remove(server, tool, entry.clone())),
-            (None, None) => {}
-        }
-    }
+    let (actions, kept_denied) = plan(&inventory, &all, &args.keys)?;
     if !kept_denied.is_empty() {
         emit(out, |o| {
             for k in &kept_denied {
@@ -253,93 +204,15 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
         })?;
         return Ok(1);
     }
-    let time = now()?;
-    // One approval, shared by every entry this run pins (as reading a lock
-    // shares it between entries pinned together).
-    let approval = std::sync::Arc::new(Approval {
-        approver: who.clone(),
-        at: time.clone(),
-        note: args.note.clone(),
-    });
-    let mut inventory = inventory;
-    let mut lines = Vec::new();
-    for action in actions {
-        match action {
-            Action::Pin(server, tool, old) => {
-                let descriptor = take_descriptor(&mut inventory, &server, tool.as_deref());
-                let subject = escape_display(
-                    &tool
-                        .as_ref()
-                        .map_or(server.clone(), |t| format!("{server}/{t}")),
-                );
-                lines.push(match &old {
-                    None => format!("pinned    {subject} {} (new)", descriptor.digest),
-                    Some(e) if e.descriptor.digest == descriptor.digest => {
-                        format!(
-                            "pinned    {subject} {} (was provisional)",
-                            descriptor.digest
-                        )
-                    }
-                    Some(e) => format!(
-                        "re-pinned {subject} {} -> {}",
-                        e.descriptor.digest, descriptor.digest
-                    ),
-                });
-                let entry = Entry {
-                    state: State::Pinned,
-                    descriptor,
-                    first_seen: old.map_or(time.clone(), |e| e.first_seen),
-                    approval: Some(approval.clone()),
-                    lazy: Default::default(),
-                };
-                let slot = lock.servers.entry(server).or_default();
-                match tool {
-                    Some(t) => {
-                        slot.tools.insert(t, entry);
-                    }
-                    None => slot.server = Some(entry),
-                }
-            }
-            Action::Launch(server, old, launch) => {
-                let shown = |v: &Value| escape_display(&crate::canon::jcs_string(v));
-                lines.push(match &old {
-                    None => format!(
-                        "{LAUNCH}{} {} (new)",
-                        escape_display(&server),
-                        shown(&launch)
-                    ),
-                    Some(o) => format!(
-                        "{LAUNCH}{} {} -> {}",
-                        escape_display(&server),
-                        shown(o),
-                        shown(&launch)
-                    ),
-                });
-                let slot = lock.servers.entry(server).or_default();
-                slot.launch = Some(launch);
-                slot.launch_approval = Some(approval.clone());
-            }
-            Action::Remove(server, tool, old) => {
-                let subject = escape_display(
-                    &tool
-                        .as_ref()
-                        .map_or(server.clone(), |t| format!("{server}/{t}")),
-                );
-                lines.push(format!(
-                    "removed   {subject} {} (no longer advertised)",
-                    old.descriptor.digest
-                ));
-                if let Some(slot) = lock.servers.get_mut(&server) {
-                    match tool {
-                        Some(t) => {
-                            slot.tools.remove(&t);
-                        }
-                        None => slot.server = None,
-                    }
-                }
-            }
-        }
-    }
+    let note: std::sync::Arc<str> = args.note.as_str().into();
+    let decided = actions.into_iter().map(|a| (a, note.clone())).collect();
+    let plan = Plan {
+        lock,
+        inventory,
+        decided,
+        denied: Vec::new(),
+    };
+    let (mut lock, mut lines) = apply(plan, &who)?;
     lines.extend(accepted.iter().map(|f| Acceptance::of(f).line()));
     lock.tidy();
     let changes = lines.iter().filter(|l| !l.starts_with(ACCEPTED)).count();
@@ -377,6 +250,199 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
         )
     })?;
     Ok(0)
+}
+
+/// What approving the `pairs` of `inventory` that `keys` selects changes
+/// in the lock, in their order, and the denied entries it passes over
+/// (shown): shared by `pin` and `review`.
+pub(crate) fn plan(
+    inventory: &Inventory,
+    pairs: &[crate::compare::Pair<'_>],
+    keys: &[String],
+) -> Result<(Vec<Action>, Vec<String>)> {
+    let selection = Selection::new(keys);
+    let mut actions = Vec::new();
+    // Denied entries a wider selection passed over: only naming one
+    // (SERVER/TOOL) overturns its denial.
+    let mut kept_denied = Vec::new();
+    for p in pairs.iter().filter(|p| selection.matches(p.server, p.tool)) {
+        let (server, tool) = (p.server.to_string(), p.tool.map(str::to_string));
+        if p.entry.is_some_and(|e| e.state == State::Denied) && !named(keys, p.server, p.tool) {
+            kept_denied.push(escape_display(
+                &p.tool.map_or(server.clone(), |t| format!("{server}/{t}")),
+            ));
+            continue;
+        }
+        match (p.entry, p.seen) {
+            (_, Some(seen)) => {
+                if let Some(a) = inventory.servers[p.server]
+                    .ambiguities
+                    .iter()
+                    .find(|a| a.tool.as_deref() == p.tool)
+                {
+                    bail!(
+                        "cannot pin {}: the inventory is ambiguous ({}{}); fix {} first",
+                        escape_display(&p.tool.map_or(server.clone(), |t| format!("{server}/{t}"))),
+                        escape_display(&a.message),
+                        a.field
+                            .as_deref()
+                            .map(|f| format!(" at {}", escape_display(f)))
+                            .unwrap_or_default(),
+                        crate::text::shown_path(&inventory.servers[p.server].source)
+                    );
+                }
+                let unchanged = p.entry.is_some_and(|e| {
+                    e.state == State::Pinned && e.descriptor.digest == seen.digest
+                });
+                // Pinning a whole server (or everything) approves how it is
+                // launched too; pinning one tool does not.
+                let launch = p
+                    .seen_launch
+                    .and_then(crate::config::launch_spec)
+                    .filter(|l| p.tool.is_none() && p.locked_launch != Some(l));
+                if let Some(l) = launch {
+                    actions.push(Action::Launch(server.clone(), p.locked_launch.cloned(), l));
+                }
+                if !unchanged {
+                    actions.push(Action::Pin(server, tool, p.entry.cloned()));
+                }
+            }
+            (Some(entry), None) => actions.push(Action::Remove(server, tool, entry.clone())),
+            (None, None) => {}
+        }
+    }
+    Ok((actions, kept_denied))
+}
+
+/// The lock as read, the inventory it is approved from, and the actions
+/// decided, each with its entry's note.
+pub(crate) struct Plan {
+    /// The lock the actions apply to.
+    pub lock: Lock,
+    /// Where the pinned descriptors are taken from.
+    pub inventory: Inventory,
+    /// The actions, in order, and each one's note (shared: a pin of a
+    /// whole inventory gives 100,000 entries one note).
+    pub decided: Vec<(Action, std::sync::Arc<str>)>,
+    /// The entries denied (`review`'s `d`), each with its note.
+    pub denied: Vec<(String, Option<String>, std::sync::Arc<str>)>,
+}
+
+/// Applies `plan`'s denials and actions to its lock, each entry approved
+/// (or denied) by `who` now with its own note; the lock, and one line per
+/// change. Every approval `pin` and `review` make goes through here.
+pub(crate) fn apply(plan: Plan, who: &str) -> Result<(Lock, Vec<String>)> {
+    let time = now()?;
+    // One approval per note, shared by the entries that have it (as
+    // reading a lock shares it between entries pinned together): a pin
+    // gives every entry its note.
+    let mut approval = None;
+    let (mut lock, mut inventory) = (plan.lock, plan.inventory);
+    let mut lines = Vec::new();
+    // Before the approvals take their descriptors out of the inventory.
+    for (server, tool, note) in &plan.denied {
+        let denial = crate::lock::format::share_approval(
+            who.into(),
+            time.as_str().into(),
+            note.as_ref().into(),
+            &mut approval,
+        );
+        lines.extend(super::deny::deny_entry(
+            &mut lock,
+            &inventory,
+            server,
+            tool.as_deref(),
+            &denial,
+        ));
+    }
+    for (action, note) in plan.decided {
+        match action {
+            Action::Pin(server, tool, old) => {
+                let descriptor = take_descriptor(&mut inventory, &server, tool.as_deref());
+                let subject = escape_display(
+                    &tool
+                        .as_ref()
+                        .map_or(server.clone(), |t| format!("{server}/{t}")),
+                );
+                lines.push(match &old {
+                    None => format!("pinned    {subject} {} (new)", descriptor.digest),
+                    Some(e) if e.descriptor.digest == descriptor.digest => {
+                        format!(
+                            "pinned    {subject} {} (was provisional)",
+                            descriptor.digest
+                        )
+                    }
+                    Some(e) => format!(
+                        "re-pinned {subject} {} -> {}",
+                        e.descriptor.digest, descriptor.digest
+                    ),
+                });
+                let entry = Entry {
+                    state: State::Pinned,
+                    descriptor,
+                    first_seen: old.map_or(time.clone(), |e| e.first_seen),
+                    approval: Some(crate::lock::format::share_approval(
+                        who.into(),
+                        time.as_str().into(),
+                        note.as_ref().into(),
+                        &mut approval,
+                    )),
+                    lazy: Default::default(),
+                };
+                let slot = lock.servers.entry(server).or_default();
+                match tool {
+                    Some(t) => {
+                        slot.tools.insert(t, entry);
+                    }
+                    None => slot.server = Some(entry),
+                }
+            }
+            Action::Launch(server, old, launch) => {
+                let shown = |v: &Value| escape_display(&crate::canon::jcs_string(v));
+                lines.push(match &old {
+                    None => format!(
+                        "{LAUNCH}{} {} (new)",
+                        escape_display(&server),
+                        shown(&launch)
+                    ),
+                    Some(o) => format!(
+                        "{LAUNCH}{} {} -> {}",
+                        escape_display(&server),
+                        shown(o),
+                        shown(&launch)
+                    ),
+                });
+                let slot = lock.servers.entry(server).or_default();
+                slot.launch = Some(launch);
+                slot.launch_approval = Some(crate::lock::format::share_approval(
+                    who.into(),
+                    time.as_str().into(),
+                    note.as_ref().into(),
+                    &mut approval,
+                ));
+            }
+            Action::Remove(server, tool, old) => {
+                let subject = escape_display(
+                    &tool
+                        .as_ref()
+                        .map_or(server.clone(), |t| format!("{server}/{t}")),
+                );
+                lines.push(format!(
+                    "removed   {subject} {} (no longer advertised)",
+                    old.descriptor.digest
+                ));
+                if let Some(slot) = lock.servers.get_mut(&server) {
+                    match tool {
+                        Some(t) => {
+                            slot.tools.remove(&t);
+                        }
+                        None => slot.server = None,
+                    }
+                }
+            }
+        }
+    }
+    Ok((lock, lines))
 }
 
 /// True when `keys` names exactly this entry (`SERVER/TOOL`, or `SERVER`
@@ -417,7 +483,7 @@ fn confirm(input: &mut dyn BufRead, err: &mut dyn Write, n: usize) -> Result<boo
 /// those of the `accept`ed classes and the rest. An entry pinned and
 /// unchanged is not approved again, so its findings are not asked about;
 /// a launch approved brings its server's transport findings. Both sorted.
-fn gate(
+pub(crate) fn gate(
     mut found: Vec<Finding>,
     actions: &[Action],
     accept: &[Class],
@@ -653,14 +719,25 @@ fn commit_target<'a>(
 
 /// The approval commit's message: what was approved, the note, and the
 /// approver's sign-off.
-fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
+pub(crate) fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
     fn subject_of(line: &str) -> Option<&str> {
         line.split_whitespace().nth(1)
     }
-    let (launches, entries): (Vec<&String>, Vec<&String>) = lines
+    // Denials (from `review`) are named after the approvals.
+    let (denials, approvals): (Vec<&String>, Vec<&String>) = lines
         .iter()
         .filter(|l| !l.starts_with(ACCEPTED))
-        .partition(|l| l.starts_with(LAUNCH));
+        .partition(|l| l.starts_with(DENIED));
+    let denied = match denials.as_slice() {
+        [] => String::new(),
+        [one] => subject_of(one).unwrap_or_default().to_string(),
+        many => format!("{} entries", many.len()),
+    };
+    if approvals.is_empty() {
+        return commit_message(&format!("kams: deny {denied}"), note, who, lines);
+    }
+    let (launches, entries): (Vec<&String>, Vec<&String>) =
+        approvals.into_iter().partition(|l| l.starts_with(LAUNCH));
     let subjects: Vec<&str> = entries.iter().filter_map(|l| subject_of(l)).collect();
     // The launch and acceptance lines are in the body; the subject counts
     // entries.
@@ -687,8 +764,16 @@ fn approval_message(note: &str, who: &str, lines: &[String]) -> String {
             )
         }
     };
+    let subject = if denied.is_empty() {
+        subject
+    } else {
+        format!("{subject}, deny {denied}")
+    };
     commit_message(&subject, note, who, lines)
 }
+
+/// Starts the line of a denial (what [`super::deny::deny_entry`] says).
+const DENIED: &str = "denied    ";
 
 /// An approval commit's message: the subject, the note, one line per
 /// change, and the approver's sign-off (what the hooks check).

@@ -5,6 +5,7 @@
 //! string from a descriptor is escaped so that no control, invisible or
 //! bidi character reaches a terminal or a log raw.
 
+pub mod entry;
 pub mod sarif;
 
 use std::io::{self, Write};

@@ -32,6 +32,7 @@ mod pin_findings;
 mod precommit;
 mod properties;
 mod readme;
+mod review;
 mod sarif;
 mod signatures;
 mod special_files;

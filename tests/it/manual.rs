@@ -21,6 +21,7 @@ fn git_kams_help_opens_the_installed_man_page() {
         "git-kams-scan",
         "git-kams-capture",
         "git-kams-pin",
+        "git-kams-review",
     ] {
         assert!(man.join(format!("man1/{page}.1")).is_file(), "{page}");
     }
