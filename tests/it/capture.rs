@@ -49,7 +49,7 @@ fn raw_tools() -> Vec<String> {
 }
 
 /// A `.mcp.json` entry that runs the fake server in `mode`, with `env`.
-fn fake(mode: &str, env: &[(&str, &str)]) -> Value {
+pub(crate) fn fake(mode: &str, env: &[(&str, &str)]) -> Value {
     let mut entry = value!({"command": "python3", "args": [fixture(), mode]});
     if !env.is_empty() {
         entry["env"] = env

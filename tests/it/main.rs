@@ -2,6 +2,7 @@
 //! binary in a temporary directory (a real git repository where it
 //! matters), with a clean environment, a fixed clock and no user config.
 
+mod approval_loop;
 mod approvals;
 mod attacks;
 mod bad_input;

@@ -18,7 +18,7 @@ use crate::common::{git, hermetic_command, kams, repo, text};
 
 /// A run of the binary on a pseudo-terminal (stdin and stdout; stderr is
 /// a pipe, so that progress lines stay out of the screen).
-struct Session {
+pub(crate) struct Session {
     master: std::fs::File,
     child: Child,
     screen: Arc<Mutex<Vec<u8>>>,
@@ -27,7 +27,7 @@ struct Session {
 }
 
 impl Session {
-    fn spawn(dir: &Path, args: &[&str]) -> Session {
+    pub(crate) fn spawn(dir: &Path, args: &[&str]) -> Session {
         // SAFETY: plain libc calls on a descriptor this function owns.
         let (master, slave) = unsafe {
             let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
@@ -80,13 +80,13 @@ impl Session {
     }
 
     /// The screen so far, as a reader sees it (the terminal's CR LF as LF).
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         text(&self.screen.lock().unwrap()).replace("\r\n", "\n")
     }
 
     /// Waits until `needle` appears after what was expected before; the
     /// screen from there to its end.
-    fn expect(&mut self, needle: &str) -> String {
+    pub(crate) fn expect(&mut self, needle: &str) -> String {
         let start = Instant::now();
         loop {
             let all = self.text();
@@ -103,14 +103,14 @@ impl Session {
     }
 
     /// Types `line` and Enter.
-    fn send(&mut self, line: &str) {
+    pub(crate) fn send(&mut self, line: &str) {
         self.master
             .write_all(format!("{line}\n").as_bytes())
             .unwrap();
     }
 
     /// Waits for the end: the exit code, the whole screen, and stderr.
-    fn finish(mut self) -> (Option<i32>, String, String) {
+    pub(crate) fn finish(mut self) -> (Option<i32>, String, String) {
         let start = Instant::now();
         let status = loop {
             if let Some(s) = self.child.try_wait().unwrap() {
@@ -135,7 +135,7 @@ impl Session {
     }
 }
 
-const PROMPT: &str = "[a,s,d,b,q,?]? ";
+pub(crate) const PROMPT: &str = "[a,s,d,b,q,?]? ";
 
 /// The tool `read_file`'s description after the upgrade: a zero-width
 /// space and an escape sequence that would turn the terminal red.
