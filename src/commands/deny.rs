@@ -79,7 +79,7 @@ pub fn run(env: &Env, args: &DenyArgs, out: &mut dyn Write) -> Result<Status> {
             o,
             "denied by {} ({}): {done}",
             escape_display(&who),
-            lines.len()
+            pin::Tally::of(&lines)
         )
     })?;
     Ok(0)

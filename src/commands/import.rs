@@ -374,7 +374,7 @@ impl Report<'_> {
                 "written",
                 format!("{{\"lock\": {}}}", json_str(&shown_path(p))),
             ),
-            Outcome::Done(_, Written::Commit(id, rel)) => (
+            Outcome::Done(_, Written::Commit(id, rel, _)) => (
                 "committed",
                 format!(
                     "{{\"lock\": {}, \"commit\": {}}}",

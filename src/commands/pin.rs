@@ -215,7 +215,6 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
     let (mut lock, mut lines) = apply(plan, &who)?;
     lines.extend(accepted.iter().map(|f| Acceptance::of(f).line()));
     lock.tidy();
-    let changes = lines.iter().filter(|l| !l.starts_with(ACCEPTED)).count();
     // Everything at once: on a terminal, asked once, what was listed.
     let ask = args.keys.is_empty() && !args.yes && {
         use std::io::IsTerminal;
@@ -223,7 +222,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
     };
     if ask {
         emit(out, |o| write_lines(&lines, o))?;
-        if !confirm(&mut std::io::stdin().lock(), err, changes)? {
+        if !confirm(&mut std::io::stdin().lock(), err, Tally::of(&lines))? {
             drop(guard);
             emit(out, |o| writeln!(o, "not approved: nothing was written"))?;
             return Ok(0);
@@ -245,8 +244,9 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
         }
         writeln!(
             o,
-            "approved by {} ({changes}): {done}",
-            escape_display(&who)
+            "approved by {} ({}): {done}",
+            escape_display(&who),
+            Tally::of(&lines)
         )
     })?;
     Ok(0)
@@ -461,14 +461,10 @@ fn write_lines(lines: &[String], o: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Asks on `err` whether to approve `n` changes; yes only for `y` or `yes`
-/// read from `input`.
-fn confirm(input: &mut dyn BufRead, err: &mut dyn Write, n: usize) -> Result<bool> {
-    write!(
-        err,
-        "approve these {n} change{}? [y/N] ",
-        if n == 1 { "" } else { "s" }
-    )?;
+/// Asks on `err` whether to approve what `tally` counts; yes only for `y`
+/// or `yes` read from `input`.
+fn confirm(input: &mut dyn BufRead, err: &mut dyn Write, tally: Tally) -> Result<bool> {
+    write!(err, "approve these changes ({tally})? [y/N] ")?;
     err.flush()?;
     let mut answer = String::new();
     input.read_line(&mut answer)?;
@@ -528,20 +524,26 @@ fn take_descriptor(inventory: &mut Inventory, server: &str, tool: Option<&str>) 
 pub enum Written {
     /// Only the lock file was written (`--no-commit`, or no work tree).
     File(std::path::PathBuf),
-    /// The lock was written and committed: the commit and the lock's path
-    /// in the work tree.
-    Commit(gix::ObjectId, std::path::PathBuf),
+    /// The lock was written and committed: the commit, the lock's path
+    /// in the work tree, and how many inventory files the commit changed
+    /// with it.
+    Commit(gix::ObjectId, std::path::PathBuf, usize),
 }
 
 impl std::fmt::Display for Written {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Written::File(p) => write!(f, "wrote {}", crate::text::shown_path(p)),
-            Written::Commit(id, rel) => write!(
+            Written::Commit(id, rel, inventory) => write!(
                 f,
-                "committed {} ({})",
+                "committed {} ({}{})",
                 id.to_hex_with_len(12),
-                crate::text::shown_path(rel)
+                crate::text::shown_path(rel),
+                match inventory {
+                    0 => String::new(),
+                    1 => " and 1 inventory file".to_string(),
+                    n => format!(" and {n} inventory files"),
+                }
             ),
         }
     }
@@ -578,6 +580,7 @@ pub fn write_approval(
         );
     }
     let message = crate::git::commit::run_commit_msg_hook(repo, message)?;
+    let inventory_changed = inventory_not_committed(env, reviewed)?.len();
     guard.commit(lock)?;
     let mut rels = vec![rel.clone()];
     rels.extend(reviewed_in_tree(env, reviewed.files()));
@@ -593,7 +596,7 @@ pub fn write_approval(
                 rel.display()
             )
         })?;
-    Ok(Written::Commit(id, rel))
+    Ok(Written::Commit(id, rel, inventory_changed))
 }
 
 /// The inventory files an approval was made from, as paths in the work
@@ -757,8 +760,14 @@ pub(crate) fn approval_message(note: &str, who: &str, lines: &[String]) -> Strin
                 .map(|s| s.split('/').next().unwrap_or(s))
                 .collect();
             servers.dedup();
+            // Counted as the summary line counts them (see [`Tally`]).
+            let launches = match launches.len() {
+                0 => String::new(),
+                1 => " and 1 launch".to_string(),
+                n => format!(" and {n} launches"),
+            };
             format!(
-                "kams: approve {} entries of {}",
+                "kams: approve {} entries{launches} of {}",
                 many.len(),
                 servers.join(", ")
             )
@@ -770,6 +779,55 @@ pub(crate) fn approval_message(note: &str, who: &str, lines: &[String]) -> Strin
         format!("{subject}, deny {denied}")
     };
     commit_message(&subject, note, who, lines)
+}
+
+/// What one approval did, counted from its lines, so that the summary
+/// line, the commit's subject and the question agree: entries (pinned,
+/// re-pinned, removed), launches, denials and accepted findings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub entries: usize,
+    pub launches: usize,
+    pub denials: usize,
+    pub accepted: usize,
+}
+
+impl Tally {
+    /// The counts of an approval's `lines`.
+    pub(crate) fn of(lines: &[String]) -> Tally {
+        let mut t = Tally::default();
+        for l in lines {
+            if l.starts_with(ACCEPTED) {
+                t.accepted += 1;
+            } else if l.starts_with(LAUNCH) {
+                t.launches += 1;
+            } else if l.starts_with(DENIED) {
+                t.denials += 1;
+            } else if !l.starts_with("inventory ") {
+                t.entries += 1;
+            }
+        }
+        t
+    }
+}
+
+impl std::fmt::Display for Tally {
+    /// `12 entries, 1 launch, 1 denial, 2 findings accepted`, the zeros left out.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = |n: usize, one: &str, many: &str| {
+            (n > 0).then(|| format!("{n} {}", if n == 1 { one } else { many }))
+        };
+        let parts: Vec<String> = [
+            plural(self.entries, "entry", "entries"),
+            plural(self.launches, "launch", "launches"),
+            plural(self.denials, "denial", "denials"),
+            plural(self.accepted, "finding accepted", "findings accepted"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        f.write_str(&parts.join(", "))
+    }
 }
 
 /// Starts the line of a denial (what [`super::deny::deny_entry`] says).
@@ -877,13 +935,22 @@ mod tests {
         ] {
             let mut err = Vec::new();
             assert_eq!(
-                confirm(&mut answer.as_bytes(), &mut err, 3).unwrap(),
+                confirm(
+                    &mut answer.as_bytes(),
+                    &mut err,
+                    Tally {
+                        entries: 2,
+                        launches: 1,
+                        ..Tally::default()
+                    }
+                )
+                .unwrap(),
                 yes,
                 "{answer:?}"
             );
             assert_eq!(
                 String::from_utf8(err).unwrap(),
-                "approve these 3 changes? [y/N] "
+                "approve these changes (2 entries, 1 launch)? [y/N] "
             );
         }
     }

@@ -15,7 +15,7 @@ use super::{emit, Env, Selection, Status};
 use crate::cli::{ReviewArgs, SelectArgs};
 use crate::compare::pairs;
 use crate::finding::{Class, Finding};
-use crate::git::message::{Acceptance, ACCEPTED};
+use crate::git::message::Acceptance;
 use crate::inventory::Inventory;
 use crate::lock::store::Guard;
 use crate::lock::{Lock, State};
@@ -209,16 +209,16 @@ pub fn run(
         &message,
         &reviewed,
     )?;
-    let changes = lines.iter().filter(|l| !l.starts_with(ACCEPTED)).count();
     emit(out, |o| {
         for l in &lines {
             writeln!(o, "{l}")?;
         }
         writeln!(
             o,
-            "{} by {} ({changes}): {done}",
+            "{} by {} ({}): {done}",
             if denied_any { "reviewed" } else { "approved" },
-            escape_display(&who)
+            escape_display(&who),
+            pin::Tally::of(&lines)
         )
     })?;
     if !left.is_empty() {

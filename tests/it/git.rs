@@ -47,7 +47,7 @@ fn pin_commits_the_lock_and_its_inventory_and_leaves_other_work_alone() {
     );
     let message = git(dir, &["log", "-1", "--format=%B"]);
     assert!(
-        message.starts_with("kams: approve 3 entries of mcp-server-time\n"),
+        message.starts_with("kams: approve 3 entries and 1 launch of mcp-server-time\n"),
         "{message}"
     );
     assert!(message.contains("time server reviewed"), "{message}");

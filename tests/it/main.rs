@@ -11,6 +11,7 @@ mod capture_limits;
 mod capture_real;
 mod common;
 mod corpus;
+mod counts;
 mod crash;
 mod deny;
 mod drivers;

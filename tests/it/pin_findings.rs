@@ -158,7 +158,9 @@ fn pin_refuses_a_planted_critical_poison_until_its_findings_are_accepted() {
     let accepted = "accepted  critical poison memory/read_graph /description: poisoning signals: ";
     assert!(out.lines().any(|l| l.starts_with(accepted)), "{out}");
     assert!(
-        out.contains("approved by Rita Reviewer <rita@example.com> (1): committed"),
+        out.contains(
+            "approved by Rita Reviewer <rita@example.com> (1 entry, 1 finding accepted): committed"
+        ),
         "{out}"
     );
 
@@ -423,7 +425,9 @@ fn a_pin_of_everything_lists_what_it_approves() {
         "{out}"
     );
     assert!(
-        lines[3].starts_with("approved by Rita Reviewer <rita@example.com> (3): committed"),
+        lines[3].starts_with(
+            "approved by Rita Reviewer <rita@example.com> (2 entries, 1 launch): committed"
+        ),
         "{out}"
     );
     inventory(
@@ -434,7 +438,7 @@ fn a_pin_of_everything_lists_what_it_approves() {
     let out = ok(d, &["pin", "-y", "-m", "reworded"]);
     assert!(out.starts_with("re-pinned memory/read_graph "), "{out}");
     assert!(
-        out.contains("approved by Rita Reviewer <rita@example.com> (1)"),
+        out.contains("approved by Rita Reviewer <rita@example.com> (1 entry)"),
         "{out}"
     );
 }
@@ -526,7 +530,9 @@ fn a_pin_of_everything_asks_once_on_a_terminal() {
         "{shown}"
     );
     assert_eq!(
-        shown.matches("approve these 3 changes? [y/N] ").count(),
+        shown
+            .matches("approve these changes (2 entries, 1 launch)? [y/N] ")
+            .count(),
         1,
         "{shown}"
     );
@@ -545,7 +551,9 @@ fn a_pin_of_everything_asks_once_on_a_terminal() {
         "listed once: {shown}"
     );
     assert!(
-        shown.contains("approved by Rita Reviewer <rita@example.com> (3): committed"),
+        shown.contains(
+            "approved by Rita Reviewer <rita@example.com> (2 entries, 1 launch): committed"
+        ),
         "{shown}"
     );
 

@@ -42,7 +42,7 @@ fn the_readme_workflow_runs_as_written_to_an_accepted_push() {
     let (_, after) = out.split_once("WORKFLOW-DONE\n").expect("every step ran");
     // The remote took the approval: its main is the approval commit.
     assert!(
-        after.starts_with("kams: approve 9 entries of files, notes, web\nstart\n"),
+        after.starts_with("kams: approve 9 entries and 3 launches of files, notes, web\nstart\n"),
         "{after}"
     );
     assert!(

@@ -235,7 +235,7 @@ fn review_approving_one_entry_and_skipping_another_commits_only_the_approved_one
     );
     assert!(
         all.contains("pinned    files/delete_file sha256:")
-            && all.contains("approved by Rita Reviewer <rita@example.com> (1): committed ")
+            && all.contains("approved by Rita Reviewer <rita@example.com> (1 entry): committed ")
             && all.contains("left as they are in the lock: files/read_file"),
         "{all}"
     );
@@ -491,7 +491,9 @@ fn review_deny_records_the_refusal_in_the_same_commit_as_the_approval() {
     assert_eq!(code, Some(0), "{all}\n{err}");
     assert!(
         all.contains("denied    files/read_file sha256:")
-            && all.contains("reviewed by Rita Reviewer <rita@example.com> (2): committed "),
+            && all.contains(
+                "reviewed by Rita Reviewer <rita@example.com> (1 entry, 1 denial): committed "
+            ),
         "{all}"
     );
     let denied = locked(d, "read_file");
