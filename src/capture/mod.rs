@@ -425,6 +425,14 @@ fn capture_file(server: &ClientServer, how: &Reach, a: &Advertised, captured_at:
             field(&mut out, key, &list(items));
         }
     }
+    if !a.unavailable.is_empty() {
+        let methods = a
+            .unavailable
+            .iter()
+            .map(|m| Value::String(m.to_string()))
+            .collect();
+        field(&mut out, "unavailable", &value(&Value::Array(methods)));
+    }
     out.extend_from_slice(b"\n}\n");
     out
 }
