@@ -34,6 +34,24 @@ pub fn run(
     let (captured, mut failed) = report(&servers, results, err)?;
     for c in captured {
         let path = capture::file_path(&folder, &c.name);
+        let tools = format!("{} tool{}", c.tools, if c.tools == 1 { "" } else { "s" });
+        // What the server advertises is what the file holds: the file is
+        // left as it is (its capture time and mtime too), so that a
+        // capture of unchanged servers leaves a clean work tree. A file
+        // that cannot be read (or is much larger than the new one) is written.
+        let old = crate::files::read_existing(&path, c.file.len() as u64 + 64)
+            .ok()
+            .flatten();
+        if old.is_some_and(|old| capture::same_capture(&old, &c.file)) {
+            remove_old_capture(&folder, &c.name, env)?;
+            writeln!(
+                out,
+                "unchanged `{}`: {tools} in {}",
+                escape_display(&c.name),
+                shown_here(&path)
+            )?;
+            continue;
+        }
         // One file that cannot be written costs its server, not the others.
         if let Err(e) = write_atomically(&path, &c.file) {
             writeln!(
@@ -47,11 +65,9 @@ pub fn run(
         remove_old_capture(&folder, &c.name, env)?;
         writeln!(
             out,
-            "captured `{}`: {} tool{} -> {}",
+            "captured `{}`: {tools} -> {}",
             escape_display(&c.name),
-            c.tools,
-            if c.tools == 1 { "" } else { "s" },
-            shown_path(&path)
+            shown_here(&path)
         )?;
     }
     if !failed.is_empty() {
@@ -65,6 +81,17 @@ pub fn run(
         return Ok(1);
     }
     Ok(0)
+}
+
+/// `path` for a message: from the current folder when below it (as git
+/// shows paths), else as it is; escaped.
+fn shown_here(path: &Path) -> String {
+    let here = std::env::current_dir().ok();
+    let rel = here
+        .as_deref()
+        .and_then(|h| path.strip_prefix(h).ok())
+        .filter(|r| !r.as_os_str().is_empty());
+    shown_path(rel.unwrap_or(path))
 }
 
 /// Captures the servers named by `keys` (`SERVER` or `SERVER/TOOL`; all
