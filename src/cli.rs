@@ -346,6 +346,11 @@ pub struct CaptureArgs {
     /// kams.inventory, else .kams/inventory/]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+
+    /// Remove the capture files of the folder whose server no client config names any more
+    /// (only files capture wrote; each removal is printed)
+    #[arg(long)]
+    pub prune: bool,
 }
 
 /// Arguments of `log`.

@@ -483,6 +483,30 @@ fn without_run_metadata(file: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The server a capture file in an inventory folder was written for, when
+/// `file` (named `name` there) is one that capture writes: an object with
+/// the members only capture writes together (`server`, `transport`,
+/// `capturedAt`, `protocolVersionRequested`, `tools`), named as capture
+/// names that server's file ([`file_name`], or [`old_file_name`]). Any
+/// other file (one a person wrote, a corpus file, a `tools/list` dump) is
+/// `None`, and `capture --prune` never removes it.
+pub fn written_for(name: &str, file: &[u8]) -> Option<String> {
+    let Ok((Value::Object(o), _)) = crate::json::parse(file) else {
+        return None;
+    };
+    let server = o.get("server")?.as_str()?.to_string();
+    let members = [
+        "transport",
+        "capturedAt",
+        "protocolVersionRequested",
+        "tools",
+    ];
+    if !members.iter().all(|m| o.get(m).is_some()) {
+        return None;
+    }
+    (name == file_name(&server) || name == old_file_name(&server)).then_some(server)
+}
+
 /// Longest server name kept as it is in its file name; a longer one is
 /// cut and hashed like any unsafe name. File systems allow 255 bytes a
 /// name, so every capture file name stays well under that.
@@ -622,6 +646,16 @@ mod tests {
         let twice = b"{\"capturedAt\":\"a\",\"capturedAt\":\"b\"}";
         assert!(!same_capture(twice, twice));
         assert!(!same_capture(b"{", b"{"));
+    }
+
+    #[test]
+    fn a_capture_file_is_known_by_its_members_and_its_name() {
+        let file = br#"{"server":"a/b","transport":"stdio","capturedAt":"t","protocolVersionRequested":"v","tools":[]}"#;
+        assert_eq!(written_for(&file_name("a/b"), file).as_deref(), Some("a/b"));
+        assert_eq!(written_for("a_b.json", file).as_deref(), Some("a/b"));
+        assert_eq!(written_for("other.json", file), None);
+        let corpus = br#"{"server":"x","tools":[]}"#;
+        assert_eq!(written_for("x.json", corpus), None);
     }
 
     #[test]
