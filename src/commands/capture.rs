@@ -25,6 +25,12 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Status> {
+    if env.global.format != crate::report::Format::Text {
+        bail!(
+            "--format {}: capture reports in text only (its capture files are JSON); `git kams scan --capture` reports in JSON and SARIF",
+            format!("{:?}", env.global.format).to_lowercase()
+        );
+    }
     let folder = out_folder(env, args.out.as_deref())?;
     let configured = env.client_configs()?;
     // An empty config (its last server removed) leaves nothing to capture
