@@ -69,11 +69,12 @@ pub struct Global {
     #[arg(long, global = true, value_name = "NAME")]
     pub server: Option<String>,
 
-    /// Largest input file read, in bytes, or with a suffix k, m or g [default: git config kams.maxInputSize, else 134217728]
+    /// Largest input file read (for capture: largest message from a server, and all it lists),
+    /// in bytes, or with a suffix k, m or g [default: git config kams.maxInputSize, else 134217728]
     #[arg(long, global = true, value_name = "BYTES", value_parser = size)]
     pub max_input_size: Option<u64>,
 
-    /// Output format
+    /// Output format (capture: text only)
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
@@ -89,8 +90,9 @@ pub struct Global {
     #[arg(short, long, global = true)]
     pub verbose: bool,
 
-    /// MCP client config to review as well, e.g. Claude Desktop's claude_desktop_config.json
-    /// (repeatable; read, never run) [always read when present, at the top of the work tree:
+    /// MCP client config to read as well, e.g. Claude Desktop's claude_desktop_config.json
+    /// (repeatable). scan and status read it; capture and scan --capture RUN its servers, as the
+    /// ones of the default configs [always read when present, at the top of the work tree:
     /// .mcp.json, .vscode/mcp.json, .cursor/mcp.json]
     #[arg(long = "config", global = true, value_name = "PATH")]
     pub config: Vec<PathBuf>,
@@ -299,9 +301,11 @@ file per server into the inventory folder, in the format every other command rea
 
 This RUNS THE COMMANDS the configs name (stdio servers), as your MCP client would, and
 connects to the URLs they name (streamable HTTP, legacy SSE). Read the configs first.
-A server whose launch (command, arguments, environment, URL) is not recorded in
-kams.lock needs a yes on a terminal, or --yes; `git kams record` and `git kams pin`
-record the launch from the capture files.
+A server runs without asking only when an approval stands behind its launch (command,
+arguments, environment, URL): kams.lock in the work tree and at HEAD records exactly
+that launch, and the commit that recorded it has the sign-off the hooks ask for
+(kams.approvers, kams.requireSigned). Any other server needs a yes on a terminal, or
+--yes; `git kams record` and `git kams pin` record the launch from the capture files.
 
 Configs: the work tree's .mcp.json, .vscode/mcp.json and .cursor/mcp.json, and every
 --config PATH (Claude Desktop's claude_desktop_config.json, say); always as they are in
@@ -314,14 +318,23 @@ environment plus the variables its config names; the whole group is ended afterw
 The client declares no capabilities: a server that asks for roots gets an empty list,
 one that asks for sampling or elicitation is declined.
 
+A server that advertises exactly what its file holds (all but the capture time) leaves
+the file untouched (`unchanged`). A prompts, resources or templates list the server
+refuses with an error is a warning, and the file records it as unavailable; a failing
+tools/list fails the server. A capture file in the folder whose server no client config
+names any more is noted; --prune removes it.
+
 Exit status: 0 every server captured, 1 at least one failed (the others are written;
 failed servers' earlier files are left as they were), 2 nothing was run (bad config,
-unknown server, no confirmation).";
+unknown server, two configs defining one server differently, names whose files differ
+only in case, no confirmation).";
 
 /// How servers are captured (`capture`, `scan --capture`).
 #[derive(Args, Debug, Clone)]
 pub struct CaptureOpts {
-    /// Run servers whose launch is not recorded in kams.lock without asking
+    /// Run servers without asking even when no approval stands behind their launch (not
+    /// recorded in kams.lock, another one recorded, not committed, or committed without a valid
+    /// sign-off)
     #[arg(long)]
     pub yes: bool,
 
@@ -345,10 +358,15 @@ pub struct CaptureArgs {
     #[command(flatten)]
     pub opts: CaptureOpts,
 
-    /// Folder to write to [default: the inventory folder: --inventory, git config
-    /// kams.inventory, else .kams/inventory/]
+    /// Folder to write to (and to prune) [default: the inventory folder, which must be one
+    /// folder: --inventory, git config kams.inventory, else .kams/inventory/]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+
+    /// Remove the capture files of the folder whose server no client config names any more
+    /// (only files capture wrote; each removal is printed)
+    #[arg(long)]
+    pub prune: bool,
 }
 
 /// Arguments of `log`.
@@ -598,13 +616,15 @@ pub struct ScanArgs {
     #[arg(long, value_name = "SEVERITY")]
     pub fail_on: Option<String>,
 
-    /// Capture the configured servers now (RUNS their commands, see `git kams capture --help`)
-    /// and scan that, writing no file; exit 2 when a capture fails
+    /// Capture the configured servers now (RUNS their commands, see `git kams capture --help`;
+    /// only the servers SERVER|SERVER/TOOL name, when given) and scan what they advertise instead
+    /// of the inventory files, writing no file; exit 2 when a capture fails (its lock entries are
+    /// not reported as removed)
     #[arg(long, conflicts_with = "inventory_at")]
     pub capture: bool,
 
-    /// How to capture, with --capture
-    #[command(flatten)]
+    /// How to capture, with --capture (they do nothing without it)
+    #[command(flatten, next_help_heading = "With --capture")]
     pub capture_opts: CaptureOpts,
 }
 
@@ -616,7 +636,7 @@ pub struct ScanCommand {
     pub scan: ScanArgs,
 
     /// Where to send metrics
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Metrics")]
     pub metrics: MetricsArgs,
 }
 

@@ -425,8 +425,86 @@ fn capture_file(server: &ClientServer, how: &Reach, a: &Advertised, captured_at:
             field(&mut out, key, &list(items));
         }
     }
+    if !a.unavailable.is_empty() {
+        let methods = a
+            .unavailable
+            .iter()
+            .map(|m| Value::String(m.to_string()))
+            .collect();
+        field(&mut out, "unavailable", &value(&Value::Array(methods)));
+    }
     out.extend_from_slice(b"\n}\n");
     out
+}
+
+/// The member of a capture file that changes on every run while the
+/// server does not: the time of the capture.
+const RUN_METADATA: &str = "capturedAt";
+
+/// Whether the capture file `new` says exactly what `old` (the file on
+/// disk) says, leaving aside when each was captured: then `old` is kept as
+/// it is, byte for byte, and the work tree stays clean.
+///
+/// Everything else counts, compared as the bytes capture writes: the
+/// launch (command, env, url, headers as redacted), the protocol versions,
+/// serverInfo, capabilities, instructions, every tool, prompt, resource and
+/// template as the server sent it (so a reordered list, or one spelled
+/// otherwise, is a change), and which lists were unavailable. `capturedAt`
+/// is the one member that changes from run to run with nothing changed:
+/// tokens and cursors are not written, and the rest is the config's text
+/// or the server's. An `old` that is not a capture file of this layout
+/// (another version wrote it, a person edited it) differs.
+pub fn same_capture(old: &[u8], new: &[u8]) -> bool {
+    match (without_run_metadata(old), without_run_metadata(new)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// `file` without the value of its top-level `capturedAt` member (the key
+/// stays), or `None` when it is no JSON object holding one such member.
+fn without_run_metadata(file: &[u8]) -> Option<Vec<u8>> {
+    let mut r = crate::json::Reader::new(file, crate::json::MAX_DEPTH).ok()?;
+    let mut at: Vec<std::ops::Range<usize>> = Vec::new();
+    r.object(|r, key| -> Result<(), crate::json::ParseError> {
+        let start = r.offset();
+        r.skip()?;
+        if key == RUN_METADATA {
+            at.push(start..r.position());
+        }
+        Ok(())
+    })
+    .ok()?;
+    let [range] = at.as_slice() else {
+        return None;
+    };
+    let mut out = file[..range.start].to_vec();
+    out.extend_from_slice(&file[range.end..]);
+    Some(out)
+}
+
+/// The server a capture file in an inventory folder was written for, when
+/// `file` (named `name` there) is one that capture writes: an object with
+/// the members only capture writes together (`server`, `transport`,
+/// `capturedAt`, `protocolVersionRequested`, `tools`), named as capture
+/// names that server's file ([`file_name`], or [`old_file_name`]). Any
+/// other file (one a person wrote, a corpus file, a `tools/list` dump) is
+/// `None`, and `capture --prune` never removes it.
+pub fn written_for(name: &str, file: &[u8]) -> Option<String> {
+    let Ok((Value::Object(o), _)) = crate::json::parse(file) else {
+        return None;
+    };
+    let server = o.get("server")?.as_str()?.to_string();
+    let members = [
+        "transport",
+        "capturedAt",
+        "protocolVersionRequested",
+        "tools",
+    ];
+    if !members.iter().all(|m| o.get(m).is_some()) {
+        return None;
+    }
+    (name == file_name(&server) || name == old_file_name(&server)).then_some(server)
 }
 
 /// Longest server name kept as it is in its file name; a longer one is
@@ -539,6 +617,45 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("input"));
+    }
+
+    #[test]
+    fn only_the_capture_time_may_differ_in_an_unchanged_capture() {
+        let file = |at: &str, tools: &str| {
+            format!(
+                "{{\n  \"server\": \"s\",\n  \"capturedAt\": \"{at}\",\n  \"tools\": [{tools}]\n}}\n"
+            )
+            .into_bytes()
+        };
+        let old = file("2026-01-01T00:00:00Z", r#"{"name":"a"}"#);
+        assert!(same_capture(
+            &old,
+            &file("2026-12-01T10:00:00Z", r#"{"name":"a"}"#)
+        ));
+        assert!(!same_capture(
+            &old,
+            &file("2026-01-01T00:00:00Z", r#"{"name": "a"}"#)
+        ));
+        assert!(!same_capture(
+            &old,
+            &file("2026-01-01T00:00:00Z", r#"{"name":"b"}"#)
+        ));
+        // A file without the time, with it twice, or not JSON: rewritten.
+        let no_time = b"{\"server\":\"s\",\"tools\":[]}\n";
+        assert!(!same_capture(no_time, no_time));
+        let twice = b"{\"capturedAt\":\"a\",\"capturedAt\":\"b\"}";
+        assert!(!same_capture(twice, twice));
+        assert!(!same_capture(b"{", b"{"));
+    }
+
+    #[test]
+    fn a_capture_file_is_known_by_its_members_and_its_name() {
+        let file = br#"{"server":"a/b","transport":"stdio","capturedAt":"t","protocolVersionRequested":"v","tools":[]}"#;
+        assert_eq!(written_for(&file_name("a/b"), file).as_deref(), Some("a/b"));
+        assert_eq!(written_for("a_b.json", file).as_deref(), Some("a/b"));
+        assert_eq!(written_for("other.json", file), None);
+        let corpus = br#"{"server":"x","tools":[]}"#;
+        assert_eq!(written_for("x.json", corpus), None);
     }
 
     #[test]

@@ -66,10 +66,35 @@ pub struct Advertised {
     /// `resources/templates/list`, when the server advertises resources
     /// and answers it.
     pub resource_templates: Option<Vec<Raw>>,
+    /// The optional lists (prompts, resources, templates) the server
+    /// advertised but refused with a JSON-RPC error, by method: recorded
+    /// in the capture file, so that a later capture where the list works
+    /// is a change of the file, not an equal one.
+    pub unavailable: Vec<&'static str>,
     /// What the server did that a reviewer should hear of but that did
     /// not stop the capture (stdout noise, requests declined...).
     pub warnings: Vec<String>,
 }
+
+/// A JSON-RPC error the server answered a request with: its code (as
+/// JSON text) and its message, escaped for display.
+#[derive(Debug)]
+pub struct ErrorAnswer {
+    code: String,
+    message: String,
+}
+
+impl std::fmt::Display for ErrorAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the server answered with error {}: {}",
+            self.code, self.message
+        )
+    }
+}
+
+impl std::error::Error for ErrorAnswer {}
 
 /// One list method: its name, the member of its result that holds the
 /// items, and where the items go.
@@ -222,18 +247,16 @@ impl<'t> Session<'t> {
             }
             Err(e) => return Err(e),
         };
+        // Tools are what is reviewed: a server that refuses one of the
+        // optional lists (@hubspot/mcp-server 0.4.0 declares resources and
+        // answers resources/list with -32601; older servers declare
+        // resources without templates) is still captured, without it.
         if has("prompts") {
-            out.prompts = Some(self.list(&PROMPTS)?);
+            out.prompts = self.optional(&PROMPTS, &mut out.unavailable)?;
         }
         if has("resources") {
-            out.resources = Some(self.list(&RESOURCES)?);
-            // Older servers declare resources without templates.
-            match self.list(&TEMPLATES) {
-                Ok(t) => out.resource_templates = Some(t),
-                Err(e) => self.warn(format!(
-                    "resources/templates/list failed ({e:#}); recorded without resource templates"
-                )),
-            }
+            out.resources = self.optional(&RESOURCES, &mut out.unavailable)?;
+            out.resource_templates = self.optional(&TEMPLATES, &mut out.unavailable)?;
         }
         if self.more_warnings > 0 {
             self.warnings.push(format!(
@@ -249,6 +272,30 @@ impl<'t> Session<'t> {
         }
         out.warnings = self.warnings;
         Ok(out)
+    }
+
+    /// An optional list: its items, or `None` with a warning when the
+    /// server answers it with a JSON-RPC error (its method is added to
+    /// `unavailable`). Anything else that goes wrong (the session ends,
+    /// the deadline, an ambiguous answer, the size cap) fails the capture,
+    /// as it does for tools: only a refusal is the server's to make.
+    fn optional(
+        &mut self,
+        list: &List,
+        unavailable: &mut Vec<&'static str>,
+    ) -> Result<Option<Vec<Raw>>> {
+        match self.list(list) {
+            Ok(items) => Ok(Some(items)),
+            Err(e) if e.downcast_ref::<ErrorAnswer>().is_some() => {
+                self.warn(format!(
+                    "{e:#}; written without {} (the capture file lists {} as unavailable)",
+                    list.member, list.method
+                ));
+                unavailable.push(list.method);
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Every item of a paginated list.
@@ -379,10 +426,11 @@ impl<'t> Session<'t> {
                     .map(|c| String::from_utf8_lossy(&canon::jcs(c)).into_owned())
                     .unwrap_or_else(|| "?".into());
                 let message = err.get("message").and_then(Value::as_str).unwrap_or("");
-                bail!(
-                    "the server answered with error {code}: {}",
-                    escape_display(&shorten(message, 300))
-                );
+                return Err(ErrorAnswer {
+                    code,
+                    message: escape_display(&shorten(message, 300)),
+                }
+                .into());
             }
             return split_result(bytes, list);
         }
@@ -645,5 +693,46 @@ mod tests {
         assert_eq!(got.resources.unwrap().len(), 1);
         assert!(got.resource_templates.is_none());
         assert!(got.warnings.iter().any(|w| w.contains("templates")));
+        assert_eq!(got.unavailable, ["resources/templates/list"]);
+    }
+
+    #[test]
+    fn a_refused_optional_list_is_unavailable_and_anything_else_fails() {
+        let init = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":{},"resources":{}}}}"#;
+        let (got, _) = run(vec![
+            vec![init],
+            vec![r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t"}]}}"#],
+            vec![r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no prompts"}}"#],
+            vec![
+                r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"Method not found"}}"#,
+            ],
+            vec![r#"{"jsonrpc":"2.0","id":5,"result":{"resourceTemplates":[]}}"#],
+        ]);
+        let got = got.unwrap();
+        assert_eq!(got.tools.len(), 1);
+        assert!(got.prompts.is_none() && got.resources.is_none());
+        assert_eq!(got.resource_templates.as_deref(), Some(&[][..]));
+        assert_eq!(got.unavailable, ["prompts/list", "resources/list"]);
+        let w = got.warnings.join("\n");
+        assert!(
+            w.contains("resources/list: the server answered with error -32601: Method not found"),
+            "{w}"
+        );
+
+        // Not a refusal: an ambiguous answer fails the server, as for tools.
+        let (got, _) = run(vec![
+            vec![init],
+            vec![r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#],
+            vec![r#"{"jsonrpc":"2.0","id":3,"result":{"prompts":[],"prompts":[{"name":"x"}]}}"#],
+        ]);
+        assert!(format!("{:#}", got.unwrap_err()).contains("/result/prompts twice"));
+
+        // A refused tools/list fails the server.
+        let (got, _) = run(vec![
+            vec![init],
+            vec![r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no"}}"#],
+        ]);
+        assert!(format!("{:#}", got.unwrap_err())
+            .contains("tools/list: the server answered with error -32601"));
     }
 }

@@ -181,6 +181,42 @@ fn read_tail(mut stderr: impl Read, tail: &Mutex<Vec<u8>>) {
     }
 }
 
+/// Lines of a server's stderr shown in an error message, at most: the
+/// tail's bytes bound what is kept, this what a flood of line feeds can
+/// make of it on the terminal.
+const STDERR_LINES: usize = 40;
+
+/// The kept end of a server's stderr for an error message: one line of
+/// the message per line the server wrote, each escaped on its own (a
+/// stack trace stays readable, and no control character reaches the
+/// terminal), blank ones left out, the last [`STDERR_LINES`] of them.
+/// `cut`: the tail was cut to [`STDERR_TAIL`] bytes, so its first line
+/// may be a part of one.
+fn stderr_lines(tail: &[u8], cut: bool) -> String {
+    let text = String::from_utf8_lossy(tail);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim_start().is_empty())
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let skipped = lines.len().saturating_sub(STDERR_LINES);
+    let mut out = String::from("its stderr ended with:");
+    if skipped > 0 {
+        out.push_str(&format!("\n    ... ({skipped} lines before these)"));
+    }
+    for (i, line) in lines[skipped..].iter().enumerate() {
+        out.push_str("\n    ");
+        if i == 0 && cut && skipped == 0 {
+            out.push_str("...");
+        }
+        out.push_str(&escape_display(line));
+    }
+    out
+}
+
 /// Makes writes to `fd` return at once when the pipe is full.
 fn set_nonblocking(fd: i32) -> std::io::Result<()> {
     // SAFETY: fcntl on a descriptor the caller owns.
@@ -314,13 +350,7 @@ impl Transport for Stdio {
 
     fn diagnostics(&self) -> String {
         let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        let text = String::from_utf8_lossy(&t);
-        let text = text.trim();
-        if text.is_empty() {
-            String::new()
-        } else {
-            format!("its stderr ended with: {}", escape_display(text))
-        }
+        stderr_lines(&t, t.len() >= STDERR_TAIL)
     }
 }
 
@@ -371,6 +401,27 @@ mod tests {
             "{}",
             s.diagnostics()
         );
+    }
+
+    #[test]
+    fn stderr_is_shown_line_by_line_each_escaped() {
+        let got = stderr_lines(b"\n  Traceback:\r\n  bad \x1b[31mred\n\n  end\n\n", false);
+        assert_eq!(
+            got,
+            "its stderr ended with:\n      Traceback:\n      bad \\u{1B}[31mred\n      end"
+        );
+        let flood = "x\n".repeat(100);
+        let got = stderr_lines(flood.as_bytes(), true);
+        assert_eq!(got.lines().count(), 1 + 1 + STDERR_LINES, "{got}");
+        assert!(
+            got.contains("\n    ... (60 lines before these)\n    x\n"),
+            "{got}"
+        );
+        assert_eq!(
+            stderr_lines(b"tail of a line\nnext", true),
+            "its stderr ended with:\n    ...tail of a line\n    next"
+        );
+        assert_eq!(stderr_lines(b" \n\n", false), "");
     }
 
     #[test]

@@ -25,8 +25,23 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Status> {
+    if env.global.format != crate::report::Format::Text {
+        bail!(
+            "--format {}: capture reports in text only (its capture files are JSON); `git kams scan --capture` reports in JSON and SARIF",
+            format!("{:?}", env.global.format).to_lowercase()
+        );
+    }
     let folder = out_folder(env, args.out.as_deref())?;
-    let servers = select(env, &args.servers)?;
+    let configured = env.client_configs()?;
+    // An empty config (its last server removed) leaves nothing to capture
+    // but may leave captures to prune.
+    let prune_only =
+        args.prune && args.servers.is_empty() && configured.is_empty() && configs_read(env);
+    let servers = if prune_only {
+        Vec::new()
+    } else {
+        select(configured.clone(), &args.servers)?
+    };
     distinct_files(&servers)?;
     let results = capture_confirmed(env, &servers, &args.opts, err)?;
     std::fs::create_dir_all(&folder)
@@ -34,6 +49,24 @@ pub fn run(
     let (captured, mut failed) = report(&servers, results, err)?;
     for c in captured {
         let path = capture::file_path(&folder, &c.name);
+        let tools = format!("{} tool{}", c.tools, if c.tools == 1 { "" } else { "s" });
+        // What the server advertises is what the file holds: the file is
+        // left as it is (its capture time and mtime too), so that a
+        // capture of unchanged servers leaves a clean work tree. A file
+        // that cannot be read (or is much larger than the new one) is written.
+        let old = crate::files::read_existing(&path, c.file.len() as u64 + 64)
+            .ok()
+            .flatten();
+        if old.is_some_and(|old| capture::same_capture(&old, &c.file)) {
+            remove_old_capture(&folder, &c.name, env)?;
+            writeln!(
+                out,
+                "unchanged `{}`: {tools} in {}",
+                escape_display(&c.name),
+                shown_here(&path)
+            )?;
+            continue;
+        }
         // One file that cannot be written costs its server, not the others.
         if let Err(e) = write_atomically(&path, &c.file) {
             writeln!(
@@ -47,12 +80,24 @@ pub fn run(
         remove_old_capture(&folder, &c.name, env)?;
         writeln!(
             out,
-            "captured `{}`: {} tool{} -> {}",
+            "captured `{}`: {tools} -> {}",
             escape_display(&c.name),
-            c.tools,
-            if c.tools == 1 { "" } else { "s" },
-            shown_path(&path)
+            shown_here(&path)
         )?;
+    }
+    for (path, server) in stale_captures(env, &folder, &configured)? {
+        let server = escape_display(&server);
+        if args.prune {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", shown_here(&path)))?;
+            writeln!(
+                out,
+                "removed {}: no client config names `{server}`",
+                shown_here(&path)
+            )?;
+        } else {
+            writeln!(err, "{}", stale_note(&path, &server))?;
+        }
     }
     if !failed.is_empty() {
         writeln!(
@@ -65,6 +110,104 @@ pub fn run(
         return Ok(1);
     }
     Ok(0)
+}
+
+/// The note for a capture file no client config names any more.
+fn stale_note(path: &Path, server: &str) -> String {
+    format!(
+        "note: {} is the capture of `{server}`, which no client config names any more; `git kams capture --prune` removes it",
+        shown_here(path)
+    )
+}
+
+/// `path` for a message: from the current folder when below it (as git
+/// shows paths), else as it is; escaped.
+fn shown_here(path: &Path) -> String {
+    let here = std::env::current_dir().ok();
+    let rel = here
+        .as_deref()
+        .and_then(|h| path.strip_prefix(h).ok())
+        .filter(|r| !r.as_os_str().is_empty());
+    shown_path(rel.unwrap_or(path))
+}
+
+/// Whether any client config was there to read: the work tree's
+/// `.mcp.json`, `.vscode/mcp.json` or `.cursor/mcp.json`, or a `--config`
+/// file. Without one, nothing says which servers are still in use, and no
+/// capture is judged stale.
+fn configs_read(env: &Env) -> bool {
+    let top = env
+        .repo
+        .workdir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
+    !env.global.config.is_empty()
+        || config::DEFAULT_FILES
+            .iter()
+            .any(|rel| std::fs::symlink_metadata(top.join(rel)).is_ok())
+}
+
+/// The capture files in `folder` (path, server) of servers that none of
+/// `configured` names, sorted; none when no client config was read. Only
+/// files capture wrote are looked at ([`capture::written_for`]): regular
+/// files directly in `folder` (a link is never followed, a subfolder never
+/// entered), and only when `folder` itself is no link.
+fn stale_captures(
+    env: &Env,
+    folder: &Path,
+    configured: &[ClientServer],
+) -> Result<Vec<(PathBuf, String)>> {
+    let linked = std::fs::symlink_metadata(folder).map_or(true, |m| !m.is_dir());
+    if linked || !configs_read(env) {
+        return Ok(Vec::new());
+    }
+    let (_, opts) = env.inventory_spec(true)?;
+    let entries = std::fs::read_dir(folder)
+        .with_context(|| format!("cannot read the folder {}", shown_path(folder)))?;
+    let mut stale = Vec::new();
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot read {}", shown_path(folder)))?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        if !regular || name.starts_with('.') || !name.ends_with(".json") {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(Some(bytes)) = crate::files::read_existing(&path, opts.max_size) else {
+            continue;
+        };
+        if let Some(server) = capture::written_for(&name, &bytes) {
+            if !configured.iter().any(|c| c.name == server) {
+                stale.push((path, server));
+            }
+        }
+    }
+    stale.sort();
+    Ok(stale)
+}
+
+/// Notes on `err` each capture file of the inventory folders that no
+/// client config names any more, for `scan`: a server removed from
+/// `.mcp.json` would otherwise stay in the inventory, scanned and
+/// approved, with nothing said.
+pub fn note_stale(env: &Env, err: &mut dyn Write) -> Result<()> {
+    let folders: Vec<PathBuf> = env
+        .inventory_paths()
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect();
+    if folders.is_empty() {
+        return Ok(());
+    }
+    let configured = env.client_configs()?;
+    for folder in folders {
+        for (path, server) in stale_captures(env, &folder, &configured)? {
+            writeln!(err, "{}", stale_note(&path, &escape_display(&server)))?;
+        }
+    }
+    Ok(())
 }
 
 /// Captures the servers named by `keys` (`SERVER` or `SERVER/TOOL`; all
@@ -82,7 +225,7 @@ pub fn in_memory(
         .map(|k| k.split_once('/').map_or(k.as_str(), |(s, _)| s).to_string())
         .collect();
     names.dedup();
-    let servers = select(env, &names)?;
+    let servers = select(env.client_configs()?, &names)?;
     distinct_files(&servers)?;
     let results = capture_confirmed(env, &servers, opts, err)?;
     let (captured, failed) = report(&servers, results, err)?;
@@ -167,11 +310,10 @@ fn report(
     Ok((captured, failed))
 }
 
-/// The servers of the work tree's configs (and `--config` files), or only
-/// those named; an unknown name is an error, as is a config that cannot be
+/// The servers of `all` (the work tree's configs and `--config` files),
+/// or only those named; an unknown name is an error, as is a config that cannot be
 /// read.
-fn select(env: &Env, names: &[String]) -> Result<Vec<ClientServer>> {
-    let all = env.client_configs()?;
+fn select(all: Vec<ClientServer>, names: &[String]) -> Result<Vec<ClientServer>> {
     if all.is_empty() {
         bail!(
             "no MCP servers configured: capture reads .mcp.json, .vscode/mcp.json and .cursor/mcp.json at the top of the work tree, and files named with --config"

@@ -388,6 +388,11 @@ pub fn run(
     if let Mode::Diff = mode {
         scan.findings.retain(|f| f.class == Class::Drift);
     }
+    // Files of a work tree inventory only: a capture in memory or an
+    // inventory from git is not what the folder holds.
+    if !args.capture && args.select.inventory_at.is_none() {
+        super::capture::note_stale(env, err)?;
+    }
     let all = &scan.findings;
     // A server that could not be captured was not scanned: that is an
     // error, whatever the others show.

@@ -16,7 +16,7 @@ use serde_json::{json as value, Value};
 use crate::common::{git, json, kams, repo, text};
 
 /// The fake server script.
-fn fixture() -> PathBuf {
+pub(crate) fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_server.py")
 }
 
@@ -78,14 +78,14 @@ fn config_at(dir: &Path, rel: &str, key: &str, servers: &[(&str, Value)]) {
 }
 
 /// Writes `.mcp.json` at the top of the work tree.
-fn config(dir: &Path, servers: &[(&str, Value)]) {
+pub(crate) fn config(dir: &Path, servers: &[(&str, Value)]) {
     config_at(dir, ".mcp.json", "mcpServers", servers);
 }
 
 /// Runs `git kams ARGS` without a terminal (stdin is an empty pipe), and
 /// kills it if it runs for two minutes: a capture that hangs is a failure
 /// here, not a stuck test run.
-fn run(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Output {
     kams(dir)
         .args(args)
         .write_stdin("")
@@ -95,10 +95,10 @@ fn run(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// The default output folder.
-const INVENTORY: &str = ".kams/inventory";
+pub(crate) const INVENTORY: &str = ".kams/inventory";
 
 /// A capture file: its text and its value.
-fn capture_file(dir: &Path, server: &str) -> (String, Value) {
+pub(crate) fn capture_file(dir: &Path, server: &str) -> (String, Value) {
     let path = dir.join(INVENTORY).join(format!("{server}.json"));
     let raw = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let parsed = json(raw.as_bytes());
@@ -106,7 +106,7 @@ fn capture_file(dir: &Path, server: &str) -> (String, Value) {
 }
 
 /// The names of the files in the default output folder.
-fn written(dir: &Path) -> Vec<String> {
+pub(crate) fn written(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = match std::fs::read_dir(dir.join(INVENTORY)) {
         Err(_) => return Vec::new(),
         Ok(entries) => entries
@@ -127,7 +127,7 @@ fn tool_names(capture: &Value) -> Vec<&str> {
 }
 
 /// The `error: capture of `NAME` failed: ...` line for `server`.
-fn failure<'a>(stderr: &'a str, server: &str) -> &'a str {
+pub(crate) fn failure<'a>(stderr: &'a str, server: &str) -> &'a str {
     let head = format!("error: capture of `{server}` failed:");
     stderr
         .lines()

@@ -7,6 +7,7 @@ mod approvals;
 mod attacks;
 mod bad_input;
 mod capture;
+mod capture_honest;
 mod capture_limits;
 mod capture_real;
 mod common;
