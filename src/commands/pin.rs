@@ -185,7 +185,10 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
     };
     if !refused.is_empty() {
         drop(guard);
-        emit(out, |o| crate::report::write_text(&refused, env.colour, o))?;
+        let state = |s: &str, t: Option<&str>| lock.entry(s, t).map_or("new", |e| e.state.as_str());
+        emit(out, |o| {
+            crate::report::write_text(&refused, &state, env.colour, o)
+        })?;
         let mut classes: Vec<&str> = refused.iter().map(|f| f.class.as_str()).collect();
         classes.sort_unstable();
         classes.dedup();

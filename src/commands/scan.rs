@@ -402,7 +402,12 @@ pub fn run(
         exit_status(all, fail_on)
     };
     emit(out, |out| match env.global.format {
-        Format::Text => report::write_text(all, env.colour, out),
+        Format::Text => {
+            let lock = &scan.lock;
+            let state =
+                |s: &str, t: Option<&str>| lock.entry(s, t).map_or("new", |e| e.state.as_str());
+            report::write_text(all, &state, env.colour, out)
+        }
         Format::Json => report::write_json(all, fail_on, out),
         Format::Sarif => {
             let places = places(env, all, &scan.sources);

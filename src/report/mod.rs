@@ -8,6 +8,7 @@
 pub mod entry;
 pub mod sarif;
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use crate::canon::{write_string, Escape};
@@ -48,48 +49,126 @@ fn sgr(s: Severity) -> &'static str {
     }
 }
 
-/// Writes sorted findings as text; `colour` marks each severity with an
-/// ANSI colour (only ever our own escapes: descriptor text is escaped
-/// before it is written, so it can never carry one).
-pub fn write_text(findings: &[Finding], colour: bool, out: &mut dyn Write) -> io::Result<()> {
-    for f in findings {
-        let sev = format!("{:<8}", f.severity.as_str());
-        if colour {
-            write!(out, "\x1b[{}m{sev}\x1b[0m", sgr(f.severity))?;
-        } else {
-            out.write_all(sev.as_bytes())?;
-        }
-        write!(
-            out,
-            " {:<10} {}",
-            f.class.as_str(),
-            escape_display(&f.subject())
-        )?;
-        if let Some(field) = &f.field {
-            write!(out, "  {}", escape_display(field))?;
-        }
-        writeln!(out, "  {}", escape_display(&f.message))?;
-        for e in &f.evidence {
-            writeln!(out, "    {}", escape_display(e))?;
-        }
-    }
+/// The state an entry has in the lock (`pinned`, `provisional`,
+/// `denied`), or `new` when the lock has none: a group's header says it.
+pub type StateOf<'a> = &'a dyn Fn(&str, Option<&str>) -> &'static str;
+
+/// Writes sorted findings as text, grouped by entry: a header per entry
+/// (server entries first, then each tool, by name) with its state and its
+/// worst severity, its findings under it, then a line per server and the
+/// total. A reviewer reads one entry's changes together instead of
+/// finding them scattered over a list sorted by severity. `colour` marks
+/// each severity with an ANSI colour (only ever our own escapes:
+/// descriptor text is escaped before it is written, so it can never
+/// carry one).
+pub fn write_text(
+    findings: &[Finding],
+    state: StateOf<'_>,
+    colour: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     if findings.is_empty() {
-        writeln!(out, "no findings")?;
-    } else {
-        let parts: Vec<String> = counts(findings)
-            .into_iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(s, n)| format!("{n} {s}"))
-            .collect();
+        return writeln!(out, "no findings");
+    }
+    let paint = |s: Severity, text: &str| {
+        if colour {
+            format!("\x1b[{}m{text}\x1b[0m", sgr(s))
+        } else {
+            text.to_string()
+        }
+    };
+    // By server, then the server entry before its tools; each group keeps
+    // the report's order (most severe first).
+    let mut groups: BTreeMap<(&str, Option<&str>), Vec<&Finding>> = BTreeMap::new();
+    for f in findings {
+        groups
+            .entry((f.server.as_str(), f.tool.as_deref()))
+            .or_default()
+            .push(f);
+    }
+    for (i, ((server, tool), group)) in groups.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        let worst = group
+            .iter()
+            .map(|f| f.severity)
+            .max()
+            .expect("a group has findings");
+        let subject = match tool {
+            Some(t) => format!("{server}/{t}"),
+            None => server.to_string(),
+        };
         writeln!(
             out,
-            "{} finding{}: {}",
-            findings.len(),
-            if findings.len() == 1 { "" } else { "s" },
-            parts.join(", ")
+            "{} ({}): {}, worst {}",
+            escape_display(&subject),
+            state(server, *tool),
+            plural(group.len(), "finding", "findings"),
+            paint(worst, worst.as_str())
+        )?;
+        for f in group {
+            let sev = format!("{:<8}", f.severity.as_str());
+            write!(
+                out,
+                "  {} {:<10}",
+                paint(f.severity, &sev),
+                f.class.as_str()
+            )?;
+            if let Some(field) = &f.field {
+                write!(out, " {} ", escape_display(field))?;
+            }
+            writeln!(out, " {}", escape_display(&f.message))?;
+            for e in &f.evidence {
+                writeln!(out, "      {}", escape_display(e))?;
+            }
+        }
+    }
+    writeln!(out)?;
+    // Per server: its findings, the entries they are on, their severities.
+    let mut servers: BTreeMap<&str, (Vec<&Finding>, usize)> = BTreeMap::new();
+    for ((server, _), group) in &groups {
+        let (all, entries) = servers.entry(server).or_default();
+        all.extend(group.iter().copied());
+        *entries += 1;
+    }
+    let width = servers
+        .keys()
+        .map(|s| escape_display(s).chars().count())
+        .max()
+        .unwrap_or(0);
+    for (server, (all, entries)) in &servers {
+        let owned: Vec<Finding> = all.iter().map(|f| (*f).clone()).collect();
+        writeln!(
+            out,
+            "{:<width$}  {} on {}: {}",
+            escape_display(server),
+            plural(all.len(), "finding", "findings"),
+            plural(*entries, "entry", "entries"),
+            severities(&owned)
         )?;
     }
-    Ok(())
+    writeln!(
+        out,
+        "{}: {}",
+        plural(findings.len(), "finding", "findings"),
+        severities(findings)
+    )
+}
+
+/// `3 findings`, `1 finding`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `2 critical, 8 high, 12 medium`: the counts that are not zero.
+fn severities(findings: &[Finding]) -> String {
+    let parts: Vec<String> = counts(findings)
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, n)| format!("{n} {s}"))
+        .collect();
+    parts.join(", ")
 }
 
 /// A JSON string literal, concealing characters escaped.

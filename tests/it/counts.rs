@@ -42,7 +42,8 @@ fn a_scan_counts_the_same_findings_in_text_json_and_sarif() {
         .collect();
     let sarif = json(&run("sarif"));
     assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), total);
-    // The text report: one unindented line per finding, and a summary line
+    // The text report: a line per finding (two spaces, then its
+    // severity), each entry's header counting its own, and a summary line
     // with the same numbers.
     let out = text(&run("text"));
     let lines: Vec<&str> = out.lines().collect();
@@ -53,11 +54,21 @@ fn a_scan_counts_the_same_findings_in_text_json_and_sarif() {
         .map(|(s, n)| format!("{n} {s}"))
         .collect();
     assert_eq!(*summary, format!("{total} findings: {}", parts.join(", ")));
-    let headed = lines[..lines.len() - 1]
+    let finding_lines = lines
         .iter()
-        .filter(|l| !l.starts_with(' '))
+        .filter(|l| {
+            ["critical", "high", "medium", "low", "info"]
+                .iter()
+                .any(|s| l.starts_with(&format!("  {s} ")))
+        })
         .count();
-    assert_eq!(headed, total, "{out}");
+    assert_eq!(finding_lines, total, "{out}");
+    let in_headers: usize = lines
+        .iter()
+        .filter_map(|l| l.split_once("): ").map(|(_, rest)| rest))
+        .filter_map(|rest| rest.split(' ').next()?.parse::<usize>().ok())
+        .sum();
+    assert_eq!(in_headers, total, "{out}");
 }
 
 #[test]

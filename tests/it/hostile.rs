@@ -510,13 +510,22 @@ fn a_100_kb_tool_name_is_recorded_and_reported_escaped_once_per_line() {
     assert!(
         report
             .lines()
-            .any(|l| l.starts_with("high     hidden") && l.contains(&shown) && l.contains("/name")),
+            .any(|l| l.starts_with(&format!("{shown} (provisional): ")) && l.contains("worst high")),
         "{:.300}",
         report
     );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with("  high     hidden     /name ")),
+        "{:.300}",
+        report
+    );
+    // The name is in the entry's header, once: its findings are under it.
+    assert_eq!(report.matches(&shown).count(), 1, "{:.300}", report);
     assert!(report
         .lines()
-        .any(|l| l.contains("unapproved") && l.contains(&shown)));
+        .any(|l| l.starts_with("  low      unapproved ")));
     sb.untouched(&before, "scan");
 }
 

@@ -134,7 +134,7 @@ fn record_pin_and_a_changed_command_is_high_drift() {
         .assert()
         .code(1)
         .stdout(predicates::str::contains(
-            "mcp-server-time  /launch  launch changed",
+            "mcp-server-time (pinned): 1 finding, worst high\n  high     drift      /launch  launch changed",
         ));
 
     // Only the launch changed: the approval commit says so.

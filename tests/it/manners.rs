@@ -32,7 +32,7 @@ fn colour_only_when_asked_for_or_on_a_terminal() {
         .unwrap();
     let shown = text(&coloured.stdout);
     assert!(
-        shown.starts_with("\x1b[1;31mcritical\x1b[0m drift"),
+        shown.starts_with("files/list_directory (pinned): 1 finding, worst \x1b[36mlow\x1b[0m\n  \x1b[36mlow     \x1b[0m removed"),
         "{shown}"
     );
     // Only the severities are coloured: removing our escapes gives the

@@ -122,7 +122,7 @@ fn pin_refuses_a_planted_critical_poison_until_its_findings_are_accepted() {
 
     let (out, err) = refused(d, &["pin", "memory/read_graph", "-m", "looks fine"]);
     assert!(
-        out.starts_with("critical poison     memory/read_graph  /description  poisoning signals:"),
+        out.starts_with("memory/read_graph (pinned): 1 finding, worst critical\n  critical poison     /description  poisoning signals:"),
         "{out}"
     );
     assert!(
@@ -272,7 +272,9 @@ fn hidden_characters_are_refused_and_the_acceptance_is_escaped() {
     );
     let (out, err) = refused(d, &["pin", "memory/search", "-m", "x"]);
     assert!(
-        out.contains("hidden     memory/search  /description"),
+        out.contains(
+            "memory/search (pinned): 1 finding, worst high\n  high     hidden     /description"
+        ),
         "{out}"
     );
     assert!(err.contains("--accept-findings=hidden"), "{err}");
@@ -332,7 +334,9 @@ fn a_server_pin_is_refused_for_a_plain_http_or_an_inline_secret_launch() {
     for (server, what) in [("web", "talks plain http"), ("sec", "has a secret inline")] {
         let (out, err) = refused(d, &["pin", server, "-m", "x"]);
         assert!(
-            out.starts_with(&format!("high     transport  {server}  ")),
+            out.starts_with(&format!(
+                "{server} (new): 1 finding, worst high\n  high     transport  "
+            )),
             "{out}"
         );
         assert!(out.contains(what), "{out}");
@@ -345,7 +349,8 @@ fn a_server_pin_is_refused_for_a_plain_http_or_an_inline_secret_launch() {
     // Everything at once: both refused together.
     let (out, _) = refused(d, &["pin", "-m", "x"]);
     assert!(
-        out.contains("transport  sec") && out.contains("transport  web"),
+        out.contains("sec (new): 1 finding, worst high\n  high     transport  ")
+            && out.contains("web (new): 1 finding, worst high\n  high     transport  "),
         "{out}"
     );
     let out = ok(d, &["pin", "-m", "x", "--accept-findings=transport"]);

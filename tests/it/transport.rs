@@ -208,7 +208,7 @@ fn info_alone_does_not_fail_a_scan() {
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(
         stdout
-            .starts_with("info     transport  time  /command  `time` is a command the client runs"),
+            .starts_with("time (new): 1 finding, worst info\n  info     transport  /command  `time` is a command the client runs"),
         "{stdout}"
     );
     assert!(
