@@ -96,11 +96,14 @@ pub enum Class {
     Transport,
     /// A tool or server a reviewer denied, still advertised.
     Denied,
+    /// A locked tool advertised under another name (the old one gone, the
+    /// new one not in the lock), with what else changed.
+    Renamed,
 }
 
 impl Class {
     /// Every class, in the order of the enum (the order of SARIF rules).
-    pub const ALL: [Class; 11] = [
+    pub const ALL: [Class; 12] = [
         Class::Drift,
         Class::Added,
         Class::Removed,
@@ -112,6 +115,7 @@ impl Class {
         Class::Squat,
         Class::Transport,
         Class::Denied,
+        Class::Renamed,
     ];
 
     /// The classes whose high and critical findings an approval must
@@ -140,6 +144,7 @@ impl Class {
             Class::Squat => "squat",
             Class::Transport => "transport",
             Class::Denied => "denied",
+            Class::Renamed => "renamed",
         }
     }
 }

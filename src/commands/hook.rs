@@ -390,7 +390,7 @@ impl Check<'_> {
         for f in compare::compare(&inventory, &lock) {
             if !matches!(
                 f.class,
-                Class::Added | Class::Drift | Class::Unapproved | Class::Denied
+                Class::Added | Class::Drift | Class::Unapproved | Class::Denied | Class::Renamed
             ) {
                 continue;
             }
@@ -411,6 +411,8 @@ impl Check<'_> {
                 let at = short(tip);
                 let message = if classes.contains(&Class::Denied) {
                     format!("{subject} is denied in {lock_name} and still advertised at {at}: stop advertising it (change the server or its config, capture, commit the inventory), or have a reviewer overturn the denial")
+                } else if classes.contains(&Class::Renamed) {
+                    format!("{subject} is new at {at}, a rename of a tool {lock_name} pins: the new name is not approved")
                 } else if classes.contains(&Class::Added) {
                     format!("{subject} is new at {at}: {lock_name} has no entry for it")
                 } else if classes.contains(&Class::Drift) {

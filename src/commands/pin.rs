@@ -82,6 +82,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
     let all = pairs(&inventory, &lock);
     selection.check(&all)?;
     let (actions, kept_denied) = plan(&inventory, &all, &args.keys)?;
+    let renamed = renamed_by(&all, &actions);
     if !kept_denied.is_empty() {
         emit(out, |o| {
             for k in &kept_denied {
@@ -214,6 +215,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
         inventory,
         decided,
         denied: Vec::new(),
+        renamed,
     };
     let (mut lock, mut lines) = apply(plan, &who)?;
     lines.extend(accepted.iter().map(|f| Acceptance::of(f).line()));
@@ -314,7 +316,50 @@ pub(crate) fn plan(
             (None, None) => {}
         }
     }
+    // Approving a rename's new name retires the old one with it, whatever
+    // was selected: they are one change.
+    for r in crate::compare::rename::renames(pairs) {
+        let pins_new = actions
+            .iter()
+            .any(|a| matches!(a, Action::Pin(s, Some(t), None) if s == r.server && t == r.to));
+        let removes_old = actions
+            .iter()
+            .any(|a| matches!(a, Action::Remove(s, Some(t), _) if s == r.server && t == r.from));
+        let old = pairs
+            .iter()
+            .find(|p| p.server == r.server && p.tool == Some(r.from))
+            .and_then(|p| p.entry);
+        if let (true, false, Some(old)) = (pins_new, removes_old, old) {
+            actions.push(Action::Remove(
+                r.server.to_string(),
+                Some(r.from.to_string()),
+                old.clone(),
+            ));
+        }
+    }
     Ok((actions, kept_denied))
+}
+
+/// The renames `actions` approve: (server, new name) to the old name, for
+/// each rename among `pairs` whose new name they pin and whose old name
+/// they remove. [`apply`] says so in the lines and in the new entry's
+/// note, so that the lock and `log` keep the link.
+pub(crate) fn renamed_by(
+    pairs: &[crate::compare::Pair<'_>],
+    actions: &[Action],
+) -> std::collections::BTreeMap<(String, String), String> {
+    crate::compare::rename::renames(pairs)
+        .into_iter()
+        .filter(|r| {
+            actions
+                .iter()
+                .any(|a| matches!(a, Action::Pin(s, Some(t), None) if s == r.server && t == r.to))
+                && actions.iter().any(
+                    |a| matches!(a, Action::Remove(s, Some(t), _) if s == r.server && t == r.from),
+                )
+        })
+        .map(|r| ((r.server.to_string(), r.to.to_string()), r.from.to_string()))
+        .collect()
 }
 
 /// The lock as read, the inventory it is approved from, and the actions
@@ -329,6 +374,9 @@ pub(crate) struct Plan {
     pub decided: Vec<(Action, std::sync::Arc<str>)>,
     /// The entries denied (`review`'s `d`), each with its note.
     pub denied: Vec<(String, Option<String>, std::sync::Arc<str>)>,
+    /// The renames approved ([`renamed_by`]): (server, new name) to the
+    /// old name.
+    pub renamed: std::collections::BTreeMap<(String, String), String>,
 }
 
 /// Applies `plan`'s denials and actions to its lock, each entry approved
@@ -361,21 +409,35 @@ pub(crate) fn apply(plan: Plan, who: &str) -> Result<(Lock, Vec<String>)> {
     for (action, note) in plan.decided {
         match action {
             Action::Pin(server, tool, old) => {
+                let from = tool
+                    .as_ref()
+                    .and_then(|t| plan.renamed.get(&(server.clone(), t.clone())));
+                // The lock's note keeps the link, as `log` shows it.
+                let note: std::sync::Arc<str> = match from {
+                    Some(f) if note.trim().is_empty() => format!("renamed from {f}").into(),
+                    Some(f) => format!("{note} (renamed from {f})").into(),
+                    None => note,
+                };
                 let descriptor = take_descriptor(&mut inventory, &server, tool.as_deref());
                 let subject = escape_display(
                     &tool
                         .as_ref()
                         .map_or(server.clone(), |t| format!("{server}/{t}")),
                 );
-                lines.push(match &old {
-                    None => format!("pinned    {subject} {} (new)", descriptor.digest),
-                    Some(e) if e.descriptor.digest == descriptor.digest => {
+                lines.push(match (&old, from) {
+                    (None, Some(f)) => format!(
+                        "pinned    {subject} {} (renamed from {})",
+                        descriptor.digest,
+                        escape_display(f)
+                    ),
+                    (None, None) => format!("pinned    {subject} {} (new)", descriptor.digest),
+                    (Some(e), _) if e.descriptor.digest == descriptor.digest => {
                         format!(
                             "pinned    {subject} {} (was provisional)",
                             descriptor.digest
                         )
                     }
-                    Some(e) => format!(
+                    (Some(e), _) => format!(
                         "re-pinned {subject} {} -> {}",
                         e.descriptor.digest, descriptor.digest
                     ),

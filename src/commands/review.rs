@@ -144,6 +144,7 @@ pub fn run(
     let inventory = env.inventory()?;
     let all = pairs(&inventory, &lock);
     let (again, _) = pin::plan(&inventory, &all, &args.keys)?;
+    let renames = pin::renamed_by(&all, &again);
     drop(all);
     if again.iter().map(|a| fingerprint(a, &inventory)).ne(shown) {
         bail!(
@@ -190,11 +191,24 @@ pub fn run(
     // records them.
     let (actions, notes): (Vec<Action>, Vec<Arc<str>>) = decided.into_iter().unzip();
     let (accepted, _) = pin::gate(findings, &actions, &Class::GATED);
+    // A rename counts when both its halves were approved.
+    let renamed = renames
+        .into_iter()
+        .filter(|((s, new), old)| {
+            let is = |a: &Action, tool: &str, pin: bool| match a {
+                Action::Pin(x, Some(t), None) => pin && x == s && t == tool,
+                Action::Remove(x, Some(t), _) => !pin && x == s && t == tool,
+                _ => false,
+            };
+            actions.iter().any(|a| is(a, new, true)) && actions.iter().any(|a| is(a, old, false))
+        })
+        .collect();
     let plan = Plan {
         lock,
         inventory,
         decided: actions.into_iter().zip(notes).collect(),
         denied,
+        renamed,
     };
     let (mut lock, mut lines) = pin::apply(plan, &who)?;
     lines.extend(accepted.iter().map(|f| Acceptance::of(f).line()));

@@ -2,6 +2,7 @@
 //! unapproved entries. A pure function over values; reading files and git
 //! happens around it.
 
+pub mod rename;
 pub mod schema;
 
 use crate::descriptor::Descriptor;
@@ -92,11 +93,34 @@ pub fn servers_without_fields<'a>(inv: &'a Inventory, lock: &Lock) -> Vec<&'a st
 /// borrow: collecting in place from the pairs would keep their whole
 /// allocation, 100,000 pairs at 2000x50, for a few names.)
 pub fn drifted(pairs: &[Pair<'_>]) -> Vec<(String, Option<String>)> {
+    // A server that lost a tool and gained one may have renamed it: both
+    // sides' words are compared ([`rename::renames`]).
+    let mut gained_and_lost = std::collections::BTreeSet::new();
+    let (mut lost, mut gained) = (
+        std::collections::BTreeSet::new(),
+        std::collections::BTreeSet::new(),
+    );
+    for p in pairs.iter().filter(|p| p.tool.is_some()) {
+        match (p.entry, p.seen) {
+            (Some(_), None) => {
+                lost.insert(p.server);
+            }
+            (None, Some(_)) => {
+                gained.insert(p.server);
+            }
+            _ => {}
+        }
+    }
+    gained_and_lost.extend(lost.intersection(&gained).copied());
     pairs
         .iter()
-        .filter(
-            |p| matches!((p.entry, p.seen), (Some(e), Some(d)) if e.descriptor.digest != d.digest),
-        )
+        .filter(|p| match (p.entry, p.seen) {
+            (Some(e), Some(d)) => e.descriptor.digest != d.digest,
+            (Some(_), None) | (None, Some(_)) => {
+                p.tool.is_some() && gained_and_lost.contains(p.server)
+            }
+            (None, None) => false,
+        })
         .map(|p| (p.server.to_string(), p.tool.map(str::to_string)))
         .collect()
 }
@@ -130,10 +154,80 @@ fn joined<'a, A: 'a, B: 'a>(
 /// unapproved), unsorted.
 pub fn compare(inv: &Inventory, lock: &Lock) -> Vec<Finding> {
     let mut out = Vec::new();
-    for pair in pairs(inv, lock) {
-        compare_pair(&pair, &mut out);
+    let all = pairs(inv, lock);
+    for pair in &all {
+        compare_pair(pair, &mut out);
+    }
+    for r in rename::renames(&all) {
+        renamed(&all, &r, &mut out);
     }
     out
+}
+
+/// Replaces the `removed` finding of `r`'s old name and the `added` one of
+/// its new name with one `renamed` finding on the new name: at the
+/// severity of the worst change besides the name (low when there is
+/// none), each such change a line of its evidence.
+fn renamed(all: &[Pair<'_>], r: &rename::Rename<'_>, out: &mut Vec<Finding>) {
+    let find = |tool: &str| {
+        all.iter()
+            .find(|p| p.server == r.server && p.tool == Some(tool))
+    };
+    let (
+        Some(Pair {
+            entry: Some(entry), ..
+        }),
+        Some(Pair {
+            seen: Some(seen), ..
+        }),
+    ) = (find(r.from), find(r.to))
+    else {
+        return;
+    };
+    out.retain(|f| {
+        !(f.server == r.server
+            && (f.class == Class::Removed && f.tool.as_deref() == Some(r.from)
+                || f.class == Class::Added && f.tool.as_deref() == Some(r.to)))
+    });
+    let mut drift = Vec::new();
+    if !r.exact {
+        tool_drift(&entry.descriptor, seen, &mut drift);
+        drift.retain(|d| d.field != "/name");
+    }
+    let severity = drift
+        .iter()
+        .map(|d| lowered(d.severity, entry.state))
+        .max()
+        .unwrap_or(Severity::Low)
+        .max(Severity::Low);
+    let mut evidence = vec![format!(
+        "was `{}` ({}, digest {})",
+        r.from,
+        entry.state.as_str(),
+        entry.descriptor.digest
+    )];
+    for d in &drift {
+        evidence.push(format!("{}: {}", d.field, d.message));
+        evidence.extend(d.evidence.iter().map(|e| format!("  {e}")));
+    }
+    out.push(Finding {
+        class: Class::Renamed,
+        severity,
+        server: r.server.to_string(),
+        tool: Some(r.to.to_string()),
+        field: Some("/name".into()),
+        message: if drift.is_empty() {
+            format!("renamed from `{}`: the same tool under a new name", r.from)
+        } else {
+            format!(
+                "renamed from `{}`, and {} other change{}",
+                r.from,
+                drift.len(),
+                if drift.len() == 1 { "" } else { "s" }
+            )
+        },
+        evidence,
+    });
 }
 
 /// Findings for one subject.

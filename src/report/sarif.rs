@@ -161,6 +161,13 @@ fn rule(class: Class) -> Rule {
             Severity::High,
             &["security", "mcp", "change-review"],
         ),
+        Class::Renamed => (
+            "Renamed",
+            "A reviewed tool under a new name",
+            "A tool kams.lock pins is no longer advertised, and a tool of the same server it does not know is, with the same (or nearly the same) descriptor: the tool was renamed. The finding names both names and what else changed, at the severity of the worst of it; review it and pin the new name (`git kams pin SERVER/NEW`, which records \"renamed from\" the old one).",
+            Severity::Low,
+            &["security", "mcp", "change-review"],
+        ),
     };
     Rule {
         class,

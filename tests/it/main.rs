@@ -35,6 +35,7 @@ mod pin_findings;
 mod precommit;
 mod properties;
 mod readme;
+mod renames;
 mod reports;
 mod review;
 mod sarif;
