@@ -79,14 +79,20 @@ pub fn write_text(
     };
     // By server, then the server entry before its tools; each group keeps
     // the report's order (most severe first).
-    let mut groups: BTreeMap<(&str, Option<&str>), Vec<&Finding>> = BTreeMap::new();
+    // A server's prompts and resources are entries of their own too.
+    let mut groups: BTreeMap<(&str, Option<&str>, Option<(&str, String)>), Vec<&Finding>> =
+        BTreeMap::new();
     for f in findings {
+        let part = match (&f.tool, &f.field) {
+            (None, Some(field)) => part_of(field),
+            _ => None,
+        };
         groups
-            .entry((f.server.as_str(), f.tool.as_deref()))
+            .entry((f.server.as_str(), f.tool.as_deref(), part))
             .or_default()
             .push(f);
     }
-    for (i, ((server, tool), group)) in groups.iter().enumerate() {
+    for (i, ((server, tool, part), group)) in groups.iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
         }
@@ -95,9 +101,10 @@ pub fn write_text(
             .map(|f| f.severity)
             .max()
             .expect("a group has findings");
-        let subject = match tool {
-            Some(t) => format!("{server}/{t}"),
-            None => server.to_string(),
+        let subject = match (tool, part) {
+            (Some(t), _) => format!("{server}/{t}"),
+            (None, Some((kind, name))) => format!("{server} {kind} `{name}`"),
+            (None, None) => server.to_string(),
         };
         writeln!(
             out,
@@ -127,7 +134,7 @@ pub fn write_text(
     writeln!(out)?;
     // Per server: its findings, the entries they are on, their severities.
     let mut servers: BTreeMap<&str, (Vec<&Finding>, usize)> = BTreeMap::new();
-    for ((server, _), group) in &groups {
+    for ((server, ..), group) in &groups {
         let (all, entries) = servers.entry(server).or_default();
         all.extend(group.iter().copied());
         *entries += 1;
@@ -154,6 +161,20 @@ pub fn write_text(
         plural(findings.len(), "finding", "findings"),
         severities(findings)
     )
+}
+
+/// The prompt, resource or resource template a server-level field points
+/// into (`/prompts/<name>/...`): its kind and (unescaped) name.
+fn part_of(field: &str) -> Option<(&'static str, String)> {
+    let mut parts = field.strip_prefix('/')?.splitn(3, '/');
+    let kind = match parts.next()? {
+        "prompts" => "prompt",
+        "resources" => "resource",
+        "resourceTemplates" => "resource template",
+        _ => return None,
+    };
+    let name = parts.next()?.replace("~1", "/").replace("~0", "~");
+    Some((kind, name))
 }
 
 /// `3 findings`, `1 finding`.
@@ -217,4 +238,70 @@ pub fn write_json(
         json_opt(fail_on.map(Severity::as_str)),
         failing
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Class;
+
+    fn f(severity: Severity, tool: Option<&str>, field: &str, message: &str) -> Finding {
+        Finding {
+            class: Class::Drift,
+            severity,
+            server: "s".into(),
+            tool: tool.map(str::to_string),
+            field: Some(field.into()),
+            message: message.into(),
+            evidence: vec!["old: 1".into()],
+        }
+    }
+
+    #[test]
+    fn findings_are_grouped_by_entry_prompts_and_resources_included() {
+        let mut all = vec![
+            f(
+                Severity::High,
+                Some("t"),
+                "/description",
+                "description changed",
+            ),
+            f(
+                Severity::Medium,
+                None,
+                "/prompts/sum~1up/description",
+                "prompts entry changed",
+            ),
+            f(
+                Severity::Low,
+                None,
+                "/serverInfo/version",
+                "serverInfo version changed",
+            ),
+            f(Severity::Low, Some("t"), "/title", "title changed"),
+        ];
+        Finding::sort(&mut all);
+        let state = |_: &str, t: Option<&str>| if t.is_some() { "pinned" } else { "new" };
+        let mut out = Vec::new();
+        write_text(&all, &state, false, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "s (new): 1 finding, worst low\n\
+             \x20 low      drift      /serverInfo/version  serverInfo version changed\n\
+             \x20     old: 1\n\
+             \n\
+             s prompt `sum/up` (new): 1 finding, worst medium\n\
+             \x20 medium   drift      /prompts/sum~1up/description  prompts entry changed\n\
+             \x20     old: 1\n\
+             \n\
+             s/t (pinned): 2 findings, worst high\n\
+             \x20 high     drift      /description  description changed\n\
+             \x20     old: 1\n\
+             \x20 low      drift      /title  title changed\n\
+             \x20     old: 1\n\
+             \n\
+             s  4 findings on 3 entries: 1 high, 1 medium, 2 low\n\
+             4 findings: 1 high, 1 medium, 2 low\n"
+        );
+    }
 }
