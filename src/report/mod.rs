@@ -80,8 +80,7 @@ pub fn write_text(
     // By server, then the server entry before its tools; each group keeps
     // the report's order (most severe first).
     // A server's prompts and resources are entries of their own too.
-    let mut groups: BTreeMap<(&str, Option<&str>, Option<(&str, String)>), Vec<&Finding>> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<Group<'_>, Vec<&Finding>> = BTreeMap::new();
     for f in findings {
         let part = match (&f.tool, &f.field) {
             (None, Some(field)) => part_of(field),
@@ -162,6 +161,10 @@ pub fn write_text(
         severities(findings)
     )
 }
+
+/// A group of the text report: server, tool, and the prompt or resource
+/// of a server-level finding.
+type Group<'a> = (&'a str, Option<&'a str>, Option<(&'static str, String)>);
 
 /// The prompt, resource or resource template a server-level field points
 /// into (`/prompts/<name>/...`): its kind and (unescaped) name.
