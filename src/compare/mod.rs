@@ -161,6 +161,24 @@ pub fn compare(inv: &Inventory, lock: &Lock) -> Vec<Finding> {
     for r in rename::renames(&all) {
         renamed(&all, &r, &mut out);
     }
+    for r in rename::denied_renames(&all) {
+        out.push(Finding {
+            class: Class::Denied,
+            severity: Severity::High,
+            server: r.server.to_string(),
+            tool: Some(r.to.to_string()),
+            field: Some("/name".into()),
+            message: format!(
+                "looks like `{}`, which is denied, under a new name: a client should not offer it",
+                r.from
+            ),
+            evidence: vec![if r.exact {
+                "every field but the name is the denied tool's".to_string()
+            } else {
+                "the same schema shape, and mostly the same description".to_string()
+            }],
+        });
+    }
     out
 }
 

@@ -33,6 +33,18 @@ const NEAR: f64 = 0.6;
 /// denied: a denied tool under a new name is a new tool to review) is
 /// matched with at most one tool added, the most similar first.
 pub fn renames<'a>(pairs: &[Pair<'a>]) -> Vec<Rename<'a>> {
+    matched(pairs, false)
+}
+
+/// The tools added under a new name that match a *denied* tool the
+/// inventory no longer shows, matched as [`renames`] matches: a denial
+/// is not walked around by renaming the tool.
+pub fn denied_renames<'a>(pairs: &[Pair<'a>]) -> Vec<Rename<'a>> {
+    matched(pairs, true)
+}
+
+/// Removed tools (denied ones, or the others) matched with added ones.
+fn matched<'a>(pairs: &[Pair<'a>], denied: bool) -> Vec<Rename<'a>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < pairs.len() {
@@ -43,7 +55,9 @@ pub fn renames<'a>(pairs: &[Pair<'a>]) -> Vec<Rename<'a>> {
         let removed: Vec<(&str, &Descriptor)> = group
             .iter()
             .filter_map(|p| match (p.tool, p.entry, p.seen) {
-                (Some(t), Some(e), None) if e.state != State::Denied => Some((t, &e.descriptor)),
+                (Some(t), Some(e), None) if (e.state == State::Denied) == denied => {
+                    Some((t, &e.descriptor))
+                }
                 _ => None,
             })
             .collect();

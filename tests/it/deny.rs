@@ -223,3 +223,31 @@ fn deny_needs_a_selection_and_refuses_what_is_nowhere() {
     assert!(said.starts_with("nothing to deny"), "{said}");
     assert_eq!(git(d, &["rev-parse", "HEAD"]), head);
 }
+
+#[test]
+fn a_denied_tool_under_a_new_name_is_still_denied() {
+    let r = approved();
+    let d = r.dir();
+    stdout(d, &["deny", TOOL, "-m", "no"]);
+    let mut capture: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join(FILE)).unwrap()).unwrap();
+    for t in capture["tools"].as_array_mut().unwrap() {
+        if t["name"] == "convert_time" {
+            t["name"] = "convert_time_v2".into();
+        }
+    }
+    std::fs::write(d.join(FILE), serde_json::to_vec_pretty(&capture).unwrap()).unwrap();
+    let denied = findings(d, "denied");
+    assert_eq!(denied.len(), 1, "{denied:?}");
+    assert_eq!(denied[0]["tool"], "convert_time_v2");
+    assert_eq!(denied[0]["severity"], "high");
+    assert!(denied[0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("looks like `convert_time`, which is denied, under a new name"));
+    // Not a rename to approve: a new tool, and the push is refused.
+    assert!(findings(d, "renamed").is_empty());
+    commit(d, "upstream renamed the denied tool", true);
+    let (ok, said) = r.push();
+    assert!(!ok, "{said}");
+}
