@@ -409,7 +409,10 @@ impl Check<'_> {
             .map(|((server, tool), Seen(classes, fields))| {
                 let subject = subject(&server, tool.as_deref());
                 let at = short(tip);
-                let message = if classes.contains(&Class::Denied) {
+                let in_lock = lock.entry(&server, tool.as_deref()).is_some();
+                let message = if classes.contains(&Class::Denied) && !in_lock {
+                    format!("{subject} is new at {at} and looks like a tool {lock_name} denies, under a new name: stop advertising it, or have a reviewer pin it by name")
+                } else if classes.contains(&Class::Denied) {
                     format!("{subject} is denied in {lock_name} and still advertised at {at}: stop advertising it (change the server or its config, capture, commit the inventory), or have a reviewer overturn the denial")
                 } else if classes.contains(&Class::Renamed) {
                     format!("{subject} is new at {at}, a rename of a tool {lock_name} pins: the new name is not approved")

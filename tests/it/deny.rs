@@ -250,4 +250,9 @@ fn a_denied_tool_under_a_new_name_is_still_denied() {
     commit(d, "upstream renamed the denied tool", true);
     let (ok, said) = r.push();
     assert!(!ok, "{said}");
+    assert!(
+        said.contains("mcp-server-time/convert_time_v2 is new at")
+            && said.contains("looks like a tool kams.lock denies, under a new name"),
+        "{said}"
+    );
 }
