@@ -130,16 +130,11 @@ pub fn run(env: &Env, args: &BlameArgs, out: &mut dyn Write) -> Result<Status> {
             .expect("every blamed commit was read");
         (info, verdict)
     };
-    let mut rows: Vec<Row<'_>> = Vec::new();
-    for (w, b) in wanted.iter().zip(&outcome.blamed) {
-        // A server's launch comes after its server entry, before its tools.
-        while let Some(&(server, approval, id, boundary)) = launches.first() {
-            if (server, 1) >= (w.server.as_str(), if w.tool.is_some() { 2 } else { 0 }) {
-                break;
-            }
-            launches.remove(0);
+    let launch_rows = launches
+        .into_iter()
+        .map(|(server, approval, id, boundary)| {
             let (info, verdict) = read(id);
-            rows.push(Row {
+            Row {
                 server,
                 tool: None,
                 state: "launch",
@@ -147,31 +142,35 @@ pub fn run(env: &Env, args: &BlameArgs, out: &mut dyn Write) -> Result<Status> {
                 boundary,
                 info,
                 verdict,
-            });
-        }
-        let (info, verdict) = read(b.commit);
-        rows.push(Row {
-            server: &w.server,
-            tool: w.tool.as_deref(),
-            state: w.value.state.as_str(),
-            approval: w.value.approval.as_deref(),
-            boundary: b.boundary,
-            info,
-            verdict,
+            }
         });
-    }
-    for (server, approval, id, boundary) in launches {
-        let (info, verdict) = read(id);
-        rows.push(Row {
-            server,
-            tool: None,
-            state: "launch",
-            approval,
-            boundary,
-            info,
-            verdict,
-        });
-    }
+    let mut rows: Vec<Row<'_>> = wanted
+        .iter()
+        .zip(&outcome.blamed)
+        .map(|(w, b)| {
+            let (info, verdict) = read(b.commit);
+            Row {
+                server: &w.server,
+                tool: w.tool.as_deref(),
+                state: w.value.state.as_str(),
+                approval: w.value.approval.as_deref(),
+                boundary: b.boundary,
+                info,
+                verdict,
+            }
+        })
+        .chain(launch_rows)
+        .collect();
+    // A server's launch comes after its server entry, before its tools
+    // (stable: the entries keep the lock's order).
+    rows.sort_by_key(|r| {
+        let rank = match (r.tool, r.state) {
+            (None, "launch") => 1,
+            (None, _) => 0,
+            (Some(_), _) => 2,
+        };
+        (r.server, rank)
+    });
     let mut notes = outcome.notes;
     if wanted.is_empty() {
         notes.push(format!("{} at {} has no entries", rel.display(), args.at));

@@ -72,15 +72,7 @@ pub fn run(env: &Env, args: &DenyArgs, out: &mut dyn Write) -> Result<Status> {
         &reviewed,
     )?;
     emit(out, |o| {
-        for l in &lines {
-            writeln!(o, "{l}")?;
-        }
-        writeln!(
-            o,
-            "denied by {} ({}): {done}",
-            escape_display(&who),
-            pin::Tally::of(&lines)
-        )
+        pin::write_summary(o, &lines, true, "denied", &who, &done)
     })?;
     Ok(0)
 }

@@ -244,15 +244,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
         &reviewed,
     )?;
     emit(out, |o| {
-        if !ask {
-            write_lines(&lines, o)?;
-        }
-        writeln!(
-            o,
-            "approved by {} ({}): {done}",
-            escape_display(&who),
-            Tally::of(&lines)
-        )
+        write_summary(o, &lines, !ask, "approved", &who, &done)
     })?;
     Ok(0)
 }
@@ -517,6 +509,28 @@ pub(crate) fn named(keys: &[String], server: &str, tool: Option<&str>) -> bool {
         Some(t) => k.split_once('/') == Some((server, t)),
         None => k == server,
     })
+}
+
+/// An approval's lines (unless `show` is false: they were shown before
+/// the question) and its summary: `VERB by WHO (TALLY): DONE`. Shared by
+/// `pin`, `review` and `deny`, whose counts are one [`Tally`].
+pub(crate) fn write_summary(
+    o: &mut dyn Write,
+    lines: &[String],
+    show: bool,
+    verb: &str,
+    who: &str,
+    done: &Written,
+) -> std::io::Result<()> {
+    if show {
+        write_lines(lines, o)?;
+    }
+    writeln!(
+        o,
+        "{verb} by {} ({}): {done}",
+        escape_display(who),
+        Tally::of(lines)
+    )
 }
 
 fn write_lines(lines: &[String], o: &mut dyn Write) -> std::io::Result<()> {

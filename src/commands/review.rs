@@ -223,17 +223,9 @@ pub fn run(
         &message,
         &reviewed,
     )?;
+    let verb = if denied_any { "reviewed" } else { "approved" };
     emit(out, |o| {
-        for l in &lines {
-            writeln!(o, "{l}")?;
-        }
-        writeln!(
-            o,
-            "{} by {} ({}): {done}",
-            if denied_any { "reviewed" } else { "approved" },
-            escape_display(&who),
-            pin::Tally::of(&lines)
-        )
+        pin::write_summary(o, &lines, true, verb, &who, &done)
     })?;
     if !left.is_empty() {
         emit(out, |o| {
