@@ -83,17 +83,11 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
     selection.check(&all)?;
     let (actions, kept_denied) = plan(&inventory, &all, &args.keys)?;
     let renamed = renamed_by(&all, &actions);
-    if !kept_denied.is_empty() {
-        emit(out, |o| {
-            for k in &kept_denied {
-                writeln!(
-                    o,
-                    "kept denied {k} (name it, `git kams pin {k} -m NOTE`, to overturn the denial)"
-                )?;
-            }
-            Ok(())
-        })?;
-    }
+    emit(out, |o| {
+        write_kept_denied(o, &kept_denied, |k| {
+            format!("name it, `git kams pin {k} -m NOTE`, to overturn the denial")
+        })
+    })?;
     let approved: Vec<String> = actions
         .iter()
         .map(|a| match a {
@@ -509,6 +503,19 @@ pub(crate) fn named(keys: &[String], server: &str, tool: Option<&str>) -> bool {
         Some(t) => k.split_once('/') == Some((server, t)),
         None => k == server,
     })
+}
+
+/// A line per denied entry a wider selection passed over, with `how` to
+/// take it up again.
+pub(crate) fn write_kept_denied(
+    o: &mut dyn Write,
+    kept: &[String],
+    how: impl Fn(&str) -> String,
+) -> std::io::Result<()> {
+    for k in kept {
+        writeln!(o, "kept denied {k} ({})", how(k))?;
+    }
+    Ok(())
 }
 
 /// An approval's lines (unless `show` is false: they were shown before

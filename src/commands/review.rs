@@ -78,17 +78,11 @@ pub fn run(
     selection.check(&all)?;
     let (actions, kept_denied) = pin::plan(&inventory, &all, &args.keys)?;
     drop(all);
-    if !kept_denied.is_empty() {
-        emit(out, |o| {
-            for k in &kept_denied {
-                writeln!(
-                    o,
-                    "kept denied {k} (name it, `git kams review {k}`, to review it again)"
-                )?;
-            }
-            Ok(())
-        })?;
-    }
+    emit(out, |o| {
+        pin::write_kept_denied(o, &kept_denied, |k| {
+            format!("name it, `git kams review {k}`, to review it again")
+        })
+    })?;
     if actions.is_empty() {
         emit(out, |o| {
             writeln!(
