@@ -730,7 +730,7 @@ pub(crate) fn files_of(inventory: &Inventory, servers: &[String]) -> Vec<PathBuf
 /// The paths in the work tree of the `reviewed` inventory files whose
 /// content differs from HEAD's (or that HEAD lacks), and of those HEAD has
 /// that the work tree no longer has (for the whole inventory).
-fn inventory_not_committed(env: &Env, reviewed: &Reviewed) -> Result<Vec<PathBuf>> {
+pub(crate) fn inventory_not_committed(env: &Env, reviewed: &Reviewed) -> Result<Vec<PathBuf>> {
     let Some(repo) = env.repo.gix() else {
         return Ok(Vec::new());
     };

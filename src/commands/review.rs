@@ -84,11 +84,49 @@ pub fn run(
         })
     })?;
     if actions.is_empty() {
+        // Approved, but from an inventory that is not committed as it is:
+        // the hooks compare the committed one, and pin commits it.
+        let reviewed = if args.keys.is_empty() {
+            let every: Vec<String> = inventory.servers.keys().cloned().collect();
+            Reviewed::Whole(pin::files_of(&inventory, &every))
+        } else {
+            let named: Vec<String> = inventory
+                .servers
+                .keys()
+                .filter(|s| {
+                    args.keys
+                        .iter()
+                        .any(|k| k.split('/').next() == Some(s.as_str()))
+                })
+                .cloned()
+                .collect();
+            Reviewed::Files(pin::files_of(&inventory, &named))
+        };
+        let stale = if args.no_commit {
+            Vec::new()
+        } else {
+            pin::inventory_not_committed(env, &reviewed)?
+        };
         emit(out, |o| {
             writeln!(
                 o,
                 "nothing to review: every selected entry matches the lock"
-            )
+            )?;
+            if !stale.is_empty() {
+                let keys: Vec<String> = args
+                    .keys
+                    .iter()
+                    .map(|k| format!(" {}", crate::text::escape_display(k)))
+                    .collect();
+                writeln!(
+                    o,
+                    "note: the inventory they were approved from is not committed as it is ({} file{}): `git kams pin{} -m NOTE` commits it, since the hooks compare the committed inventory",
+                    stale.len(),
+                    if stale.len() == 1 { "" } else { "s" },
+                    keys.concat()
+                )?;
+            }
+            Ok(())
         })?;
         return Ok(0);
     }

@@ -562,3 +562,38 @@ fn review_cannot_deny_a_launch() {
     assert_eq!(code, Some(0), "{all}\n{err}");
     assert_eq!(commits(d), 1);
 }
+
+#[test]
+fn review_with_nothing_to_review_says_when_the_inventory_is_not_committed() {
+    let r = repo();
+    let d = r.path();
+    write_inventory(d, serde_json::json!([tool("read_file", "Read a file.")]));
+    // Approved with the lock alone committed, as pin once did.
+    let o = kams(d)
+        .args(["pin", "--no-commit", "-m", "first"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    git(d, &["add", "kams.lock"]);
+    git(d, &["commit", "-q", "-s", "-m", "the lock alone"]);
+    let o = kams(d).arg("review").output().unwrap();
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}{}", text(&o.stderr));
+    assert!(out.starts_with("nothing to review"), "{out}");
+    assert!(
+        out.contains("note: the inventory they were approved from is not committed as it is (1 file): `git kams pin -m NOTE` commits it"),
+        "{out}"
+    );
+    // The command it names does it.
+    let o = kams(d)
+        .args(["pin", "-m", "the inventory"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(git(d, &["status", "--porcelain"]), "");
+    let out = text(&kams(d).arg("review").output().unwrap().stdout);
+    assert_eq!(
+        out,
+        "nothing to review: every selected entry matches the lock\n"
+    );
+}
