@@ -18,6 +18,7 @@ mod deny;
 mod drivers;
 mod escapes;
 mod flow;
+mod frozen;
 mod fuzz_regressions;
 mod git;
 mod history;
