@@ -292,7 +292,34 @@ impl Check<'_> {
             }
         }
         match &self.side {
-            Side::Receive => hooks::ref_tips(self.repo, ""),
+            Side::Receive => {
+                let mut tips = hooks::ref_tips(self.repo, "")?;
+                // On a server the pushed ref does not name what is pushed
+                // yet. When it does (the hook run in a clone, in CI, after
+                // the fact), the refs at the pushed tip would hide every
+                // commit it brings: they hide nothing.
+                let Some(tip) = hooks::peel_to_commit(self.repo, u.new)? else {
+                    return Ok(tips);
+                };
+                let named = self
+                    .repo
+                    .find_reference(u.name.as_str())
+                    .ok()
+                    .and_then(|mut r| r.peel_to_id().ok())
+                    .map(|id| id.detach());
+                let at_tip = match named {
+                    Some(id) => hooks::peel_to_commit(self.repo, id)? == Some(tip),
+                    None => false,
+                };
+                if at_tip {
+                    tips.retain(|t| *t != tip);
+                    self.notes.push(format!(
+                        "{}: it already names the pushed commit here (not a server's pre-receive): the commits it brings are checked against the other refs",
+                        escape_display(&u.name)
+                    ));
+                }
+                Ok(tips)
+            }
             Side::Push(remote) => {
                 // `remote` is a URL when the push named no remote; it then
                 // names no valid prefix, and nothing is hidden.

@@ -426,10 +426,9 @@ fn pre_receive_refuses_and_accepts() {
         "frozen_pre_receive_unsigned_json",
         shown(&pre_receive_json(&rev(d, "HEAD~1").unwrap()))
     );
-    // A new ref (old all zeros) judged outside a server: every ref hides
-    // what it holds, `main` itself too (here already at the new tip), so
-    // only the tip's drift is checked and the unsigned approval is not
-    // named. Frozen as it is today; reported in issue 25's hand-back.
+    // A new ref (old all zeros) judged outside a server, where `main`
+    // already names the new tip: the refs at the tip hide nothing, so the
+    // unsigned approval is named (it was let through before the fix).
     insta::assert_snapshot!(
         "frozen_pre_receive_new_ref_in_work_repo_json",
         shown(&pre_receive_json(&"0".repeat(40)))
