@@ -665,9 +665,18 @@ fn the_hook_reads_stdin_directly_as_ci_would_feed_it() {
     let report = json(&out.stdout);
     assert_eq!(report["version"], 1);
     assert_eq!(report["problems"].as_array().unwrap().len(), 0);
+    // main already names the tip here (not a server): it hides nothing,
+    // so the approvals it brings are checked (and pass, signed off).
     assert_eq!(
-        report["summary"]["commits"], 0,
-        "every ref already has these commits: {report}"
+        report["summary"]["commits"], 2,
+        "the commits main brings are checked: {report}"
+    );
+    assert!(
+        report["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("it already names the pushed commit here"),
+        "{report}"
     );
 
     // An unsigned approval on top, checked against what main had.
