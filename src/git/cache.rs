@@ -29,7 +29,7 @@ use crate::lock::diff::ChangeKind;
 // parent's changes (a rollback); 3: a launch change carries no entry's
 // approval; 4: a commit's facts hold its acceptance lines. What was
 // remembered before is not reused.
-const MAGIC: &[u8; 12] = b"kams-log\0\0\0\x04";
+const MAGIC: &[u8; 12] = b"kams-log\0\0\0\x05";
 
 /// Who wrote it: a release of git-kams may describe changes differently,
 /// so another one's answers are not reused.

@@ -628,6 +628,8 @@ pub struct History {
     graph: Option<gix::commitgraph::Graph>,
     shallow: Vec<ObjectId>,
     nodes: IdMap<Node>,
+    /// Generation numbers found ([`History::generation`]).
+    generations: IdMap<u32>,
     /// What is known for good (the log cache's contents): lock blob per
     /// root tree, changes per pair of blobs, facts per commit.
     known: Contents,
@@ -695,6 +697,7 @@ impl History {
             graph,
             shallow,
             nodes: IdMap::default(),
+            generations: IdMap::default(),
             known: Contents::default(),
             versions: Vec::new(),
             ahead: None,
@@ -812,6 +815,41 @@ impl History {
     /// clone): history ends there.
     pub fn is_boundary(&self, commit: ObjectId) -> bool {
         self.shallow.binary_search(&commit).is_ok()
+    }
+
+    /// `commit`'s generation: 1 for a root (or a shallow boundary), else
+    /// one more than its parents' greatest, so a commit's is always
+    /// greater than each of its ancestors'. The walks order commits of one
+    /// committer time by it, so that no parent comes before its child.
+    /// Found once per commit, without recursion, for all of its ancestry.
+    pub fn generation(&mut self, commit: ObjectId) -> Result<u32> {
+        let mut stack = vec![(commit, false)];
+        while let Some((id, expanded)) = stack.pop() {
+            if self.generations.contains_key(&id) {
+                continue;
+            }
+            let parents = if self.is_boundary(id) {
+                Vec::new()
+            } else {
+                self.node(id)?.parents.clone()
+            };
+            if expanded {
+                let g = parents
+                    .iter()
+                    .filter_map(|p| self.generations.get(p))
+                    .max()
+                    .map_or(1, |g| g + 1);
+                self.generations.insert(id, g);
+                continue;
+            }
+            stack.push((id, true));
+            for p in parents {
+                if !self.generations.contains_key(&p) {
+                    stack.push((p, false));
+                }
+            }
+        }
+        Ok(self.generations[&commit])
     }
 
     /// Parents, time and tree of `commit`, from the commit-graph when it
@@ -1162,8 +1200,10 @@ impl From<WalkStep> for Step {
 /// walking on would find.
 pub struct LogWalk {
     tip: ObjectId,
-    /// Commits to visit, newest first, each with its lock blob.
-    queue: BinaryHeap<(i64, ObjectId, Option<ObjectId>)>,
+    /// Commits to visit, newest first (of one time, the greater
+    /// generation first: a child before its parents), each with its lock
+    /// blob.
+    queue: BinaryHeap<(i64, u32, ObjectId, Option<ObjectId>)>,
     queued: IdMap<()>,
     /// True while the queue never held more than one commit.
     single_line: bool,
@@ -1189,15 +1229,16 @@ impl LogWalk {
             None => {
                 let time = history.node(tip)?.time;
                 let blob = history.lock_blob(tip)?;
-                walk.push(tip, time, blob);
+                let generation = history.generation(tip)?;
+                walk.push(tip, time, generation, blob);
             }
         }
         Ok(walk)
     }
 
-    fn push(&mut self, commit: ObjectId, time: i64, blob: Option<ObjectId>) {
+    fn push(&mut self, commit: ObjectId, time: i64, generation: u32, blob: Option<ObjectId>) {
         if self.queued.insert(commit, ()).is_none() {
-            self.queue.push((time, commit, blob));
+            self.queue.push((time, generation, commit, blob));
         }
     }
 
@@ -1229,7 +1270,7 @@ impl LogWalk {
     }
 
     fn walk(&mut self, history: &mut History) -> Result<Option<Step>> {
-        while let Some((time, commit, blob)) = self.queue.pop() {
+        while let Some((time, _, commit, blob)) = self.queue.pop() {
             if self.single_line && self.queue.is_empty() {
                 if let Some(steps) = history.remembered_walk(commit) {
                     let mut rest = steps.into_iter();
@@ -1248,22 +1289,23 @@ impl LogWalk {
             for &p in &parents {
                 let node = history.node(p)?;
                 let (time, tree) = (node.time, node.tree);
-                seen.push((time, history.blob_in_tree(tree, p)?));
+                let generation = history.generation(p)?;
+                seen.push((time, generation, history.blob_in_tree(tree, p)?));
             }
             // git's simplification follows a parent whose lock is the
             // merge's, and hides the merge. Taken from a non-first parent
             // while the first parent changed the lock since the two met,
             // the merge rolls the first parent's changes back: it is
             // listed, and every parent followed, as the hooks judge it.
-            let same = match seen.iter().position(|(_, b)| *b == blob) {
+            let same = match seen.iter().position(|(_, _, b)| *b == blob) {
                 Some(i) if i > 0 && history.first_side_changed(&parents, i)? => None,
                 other => other,
             };
             if let Some(i) = same {
-                self.push(parents[i], seen[i].0, seen[i].1);
+                self.push(parents[i], seen[i].0, seen[i].1, seen[i].2);
             } else {
-                for (&p, &(time, blob)) in parents.iter().zip(&seen) {
-                    self.push(p, time, blob);
+                for (&p, &(time, generation, blob)) in parents.iter().zip(&seen) {
+                    self.push(p, time, generation, blob);
                 }
             }
             self.single_line &= self.queue.len() <= 1;
@@ -1274,7 +1316,7 @@ impl LogWalk {
                 commit,
                 time,
                 parent: parents.first().copied(),
-                before: seen.first().and_then(|(_, b)| *b),
+                before: seen.first().and_then(|(_, _, b)| *b),
                 after: blob,
             }));
         }
@@ -1356,7 +1398,7 @@ pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<
     let mut queue = BinaryHeap::new();
     if !wanted.is_empty() {
         pending.insert(tip, (0..wanted.len()).collect());
-        queue.push((history.node(tip)?.time, tip));
+        queue.push((history.node(tip)?.time, history.generation(tip)?, tip));
     }
     // The lock's changes as log walks them, read ahead: in a history
     // without merges these are the versions blame compares next, newest
@@ -1369,7 +1411,7 @@ pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<
     };
     let give = |history: &mut History,
                 pending: &mut HashMap<ObjectId, Vec<usize>>,
-                queue: &mut BinaryHeap<(i64, ObjectId)>,
+                queue: &mut BinaryHeap<(i64, u32, ObjectId)>,
                 commit: ObjectId,
                 entries: Vec<usize>|
      -> Result<()> {
@@ -1380,12 +1422,13 @@ pub fn blame(history: &mut History, tip: ObjectId, wanted: &[Wanted]) -> Result<
             Some(list) => list.extend(entries),
             None => {
                 pending.insert(commit, entries);
-                queue.push((history.node(commit)?.time, commit));
+                let generation = history.generation(commit)?;
+                queue.push((history.node(commit)?.time, generation, commit));
             }
         }
         Ok(())
     };
-    while let Some((_, commit)) = queue.pop() {
+    while let Some((_, _, commit)) = queue.pop() {
         while let Some(walk) = hint.as_mut().filter(|_| history.ahead_room(BLAME_AHEAD)) {
             match walk.next(history)? {
                 Some(Step::Changed { before, after, .. }) => history.read_ahead(before, after),

@@ -904,3 +904,73 @@ fn a_corrupt_lock_in_history_is_reported_not_fatal() {
         .unwrap()
         .contains(&format!("kams.lock at {x} cannot be read")));
 }
+
+/// Commits of one committer time (a script, a bot, a quick rebase) are
+/// listed children first: the walk orders them by generation, not by id,
+/// which could put a parent ahead of its own child (found by the frozen
+/// snapshots of issue 25). Every test repository here has one time.
+#[test]
+fn log_never_lists_a_commit_before_one_of_its_descendants() {
+    let dir = repo();
+    let d = dir.path();
+    // The lock's merge driver, so that the two branches' pins merge.
+    kams(d).arg("init").assert().success();
+    git(d, &["add", ".gitattributes"]);
+    git(d, &["commit", "-q", "-m", "attributes"]);
+    let pin = |file: &str, rel: &str, note: &str| {
+        copy(&real(file), d, rel);
+        kams(d).args(["pin", "-m", note]).assert().success();
+    };
+    pin(
+        "mcp-server-time@0.6.2.json",
+        ".kams/inventory/time.json",
+        "time",
+    );
+    git(d, &["checkout", "-q", "-b", "side"]);
+    pin(
+        "mcp-server-fetch@0.6.2.json",
+        ".kams/inventory/fetch.json",
+        "fetch",
+    );
+    pin(
+        "mcp-server-fetch@2026.10.24.json",
+        ".kams/inventory/fetch.json",
+        "fetch 2",
+    );
+    git(d, &["checkout", "-q", "main"]);
+    pin(
+        "mcp-server-time@2026.10.19.json",
+        ".kams/inventory/time.json",
+        "time 2",
+    );
+    pin(
+        "mcp-server-git@0.6.2.json",
+        ".kams/inventory/git.json",
+        "git",
+    );
+    let o = crate::common::with_kams_on_path("git", d)
+        .args(["merge", "-q", "--no-edit", "side"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = log_json(d, &[]);
+    let listed: Vec<String> = report["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(listed.len() >= 5, "{report}");
+    for (i, earlier) in listed.iter().enumerate() {
+        for later in &listed[i + 1..] {
+            let o = crate::common::hermetic_command("git", d)
+                .args(["merge-base", "--is-ancestor", earlier, later])
+                .output()
+                .unwrap();
+            assert!(
+                !o.status.success(),
+                "{earlier} is listed before its descendant {later}: {listed:?}"
+            );
+        }
+    }
+}
