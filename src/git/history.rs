@@ -828,6 +828,18 @@ impl History {
             if self.generations.contains_key(&id) {
                 continue;
             }
+            // A commit-graph (written by `git gc` and fetches) has them:
+            // then the walk reads no history for them.
+            let graphed = self
+                .graph
+                .as_ref()
+                .and_then(|g| g.commit_by_id(id))
+                .map(|c| c.generation())
+                .filter(|&g| g > 0 && !self.is_boundary(id));
+            if let Some(g) = graphed {
+                self.generations.insert(id, g);
+                continue;
+            }
             let parents = if self.is_boundary(id) {
                 Vec::new()
             } else {
