@@ -645,7 +645,7 @@ pub struct History {
     learned: bool,
     reads: usize,
     /// Merge bases found, by the pair of commits asked about.
-    bases: HashMap<(ObjectId, ObjectId), Option<ObjectId>>,
+    bases: super::MergeBases,
 }
 
 /// The log cache file of a [`History`].
@@ -705,7 +705,7 @@ impl History {
             cache: None,
             learned: false,
             reads: 0,
-            bases: HashMap::new(),
+            bases: super::MergeBases::default(),
         })
     }
 
@@ -921,16 +921,7 @@ impl History {
     /// Where the histories of `a` and `b` meet (`None`: nowhere),
     /// remembered: log's walk and blame both ask it of the same merges.
     fn merge_base(&mut self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
-        if let Some(base) = self.bases.get(&(a, b)) {
-            return Ok(*base);
-        }
-        let base = self
-            .repo
-            .merge_base(a, b)
-            .with_context(|| format!("cannot find where {a} and {b} meet"))?
-            .map(|id| id.detach());
-        self.bases.insert((a, b), base);
-        Ok(base)
+        self.bases.of(&self.repo, a, b)
     }
 
     fn blob_in_tree(&mut self, tree: ObjectId, commit: ObjectId) -> Result<Option<ObjectId>> {

@@ -493,7 +493,7 @@ pub struct LockHistory<'r> {
     /// The versions read for commits judged by what they changed.
     versions: Versions<'r>,
     /// Merge bases found, by the pair of commits asked about.
-    bases: HashMap<(ObjectId, ObjectId), Option<ObjectId>>,
+    bases: super::MergeBases,
     /// Launches read, by lock blob, then server.
     launches: HashMap<ObjectId, Arc<HashMap<String, LaunchValue>>>,
 }
@@ -507,7 +507,7 @@ impl<'r> LockHistory<'r> {
             blobs: HashMap::new(),
             locks: HashMap::new(),
             versions: Versions::new(repo, rel),
-            bases: HashMap::new(),
+            bases: super::MergeBases::default(),
             launches: HashMap::new(),
         }
     }
@@ -561,16 +561,7 @@ impl<'r> LockHistory<'r> {
     /// The commit where the histories of `a` and `b` meet (`None`: they
     /// share none).
     pub fn merge_base(&mut self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
-        if let Some(base) = self.bases.get(&(a, b)) {
-            return Ok(*base);
-        }
-        let base = self
-            .repo
-            .merge_base(a, b)
-            .with_context(|| format!("cannot find where {a} and {b} meet"))?
-            .map(|id| id.detach());
-        self.bases.insert((a, b), base);
-        Ok(base)
+        self.bases.of(self.repo, a, b)
     }
 
     /// The launch of `server` recorded in the lock at `commit` (`None`: no

@@ -177,6 +177,35 @@ impl Repo {
 /// Files read from a tree: each path (from the top) and its bytes.
 pub type Files = Vec<(PathBuf, Vec<u8>)>;
 
+/// Merge bases found, by the pair of commits asked about: the walks of
+/// log and blame, and the hooks' judging of merges, ask it of the same
+/// merges again and again.
+#[derive(Default)]
+pub struct MergeBases(
+    std::collections::HashMap<(gix::ObjectId, gix::ObjectId), Option<gix::ObjectId>>,
+);
+
+impl MergeBases {
+    /// Where the histories of `a` and `b` meet in `repo` (`None`: they
+    /// share none), found once per pair.
+    pub fn of(
+        &mut self,
+        repo: &gix::Repository,
+        a: gix::ObjectId,
+        b: gix::ObjectId,
+    ) -> Result<Option<gix::ObjectId>> {
+        if let Some(base) = self.0.get(&(a, b)) {
+            return Ok(*base);
+        }
+        let base = repo
+            .merge_base(a, b)
+            .with_context(|| format!("cannot find where {a} and {b} meet"))?
+            .map(|id| id.detach());
+        self.0.insert((a, b), base);
+        Ok(base)
+    }
+}
+
 /// The bytes of blob `id` (the file at `rel` in `commit`, as an error
 /// says), refused unread when it is larger than `max` bytes: a pushed blob
 /// is untrusted input like any file, and the hooks would otherwise hold
