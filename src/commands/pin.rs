@@ -305,17 +305,13 @@ pub(crate) fn plan(
     // Approving a rename's new name retires the old one with it, whatever
     // was selected: they are one change.
     for r in crate::compare::rename::renames(pairs) {
-        let pins_new = actions
-            .iter()
-            .any(|a| matches!(a, Action::Pin(s, Some(t), None) if s == r.server && t == r.to));
-        let removes_old = actions
-            .iter()
-            .any(|a| matches!(a, Action::Remove(s, Some(t), _) if s == r.server && t == r.from));
+        let new_pinned = pins_new(&actions, r.server, r.to);
+        let old_removed = removes(&actions, r.server, r.from);
         let old = pairs
             .iter()
             .find(|p| p.server == r.server && p.tool == Some(r.from))
             .and_then(|p| p.entry);
-        if let (true, false, Some(old)) = (pins_new, removes_old, old) {
+        if let (true, false, Some(old)) = (new_pinned, old_removed, old) {
             actions.push(Action::Remove(
                 r.server.to_string(),
                 Some(r.from.to_string()),
@@ -330,22 +326,38 @@ pub(crate) fn plan(
 /// each rename among `pairs` whose new name they pin and whose old name
 /// they remove. [`apply`] says so in the lines and in the new entry's
 /// note, so that the lock and `log` keep the link.
-pub(crate) fn renamed_by(
-    pairs: &[crate::compare::Pair<'_>],
-    actions: &[Action],
-) -> std::collections::BTreeMap<(String, String), String> {
-    crate::compare::rename::renames(pairs)
+pub(crate) fn renamed_by(pairs: &[crate::compare::Pair<'_>], actions: &[Action]) -> Renamed {
+    let all = crate::compare::rename::renames(pairs)
         .into_iter()
-        .filter(|r| {
-            actions
-                .iter()
-                .any(|a| matches!(a, Action::Pin(s, Some(t), None) if s == r.server && t == r.to))
-                && actions.iter().any(
-                    |a| matches!(a, Action::Remove(s, Some(t), _) if s == r.server && t == r.from),
-                )
-        })
         .map(|r| ((r.server.to_string(), r.to.to_string()), r.from.to_string()))
+        .collect();
+    approved_renames(all, actions)
+}
+
+/// Renames, (server, new name) to the old name.
+pub(crate) type Renamed = std::collections::BTreeMap<(String, String), String>;
+
+/// The `renames` whose both halves `actions` approve: the new name
+/// pinned, the old one removed (`review` decides them one by one).
+pub(crate) fn approved_renames(renames: Renamed, actions: &[Action]) -> Renamed {
+    renames
+        .into_iter()
+        .filter(|((s, new), old)| pins_new(actions, s, new) && removes(actions, s, old))
         .collect()
+}
+
+/// True when `actions` pin `server`'s tool `tool`, new to the lock.
+fn pins_new(actions: &[Action], server: &str, tool: &str) -> bool {
+    actions
+        .iter()
+        .any(|a| matches!(a, Action::Pin(s, Some(t), None) if s == server && t == tool))
+}
+
+/// True when `actions` remove `server`'s tool `tool` from the lock.
+fn removes(actions: &[Action], server: &str, tool: &str) -> bool {
+    actions
+        .iter()
+        .any(|a| matches!(a, Action::Remove(s, Some(t), _) if s == server && t == tool))
 }
 
 /// The lock as read, the inventory it is approved from, and the actions
@@ -362,7 +374,7 @@ pub(crate) struct Plan {
     pub denied: Vec<(String, Option<String>, std::sync::Arc<str>)>,
     /// The renames approved ([`renamed_by`]): (server, new name) to the
     /// old name.
-    pub renamed: std::collections::BTreeMap<(String, String), String>,
+    pub renamed: Renamed,
 }
 
 /// Applies `plan`'s denials and actions to its lock, each entry approved

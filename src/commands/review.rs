@@ -224,17 +224,7 @@ pub fn run(
     let (actions, notes): (Vec<Action>, Vec<Arc<str>>) = decided.into_iter().unzip();
     let (accepted, _) = pin::gate(findings, &actions, &Class::GATED);
     // A rename counts when both its halves were approved.
-    let renamed = renames
-        .into_iter()
-        .filter(|((s, new), old)| {
-            let is = |a: &Action, tool: &str, pin: bool| match a {
-                Action::Pin(x, Some(t), None) => pin && x == s && t == tool,
-                Action::Remove(x, Some(t), _) => !pin && x == s && t == tool,
-                _ => false,
-            };
-            actions.iter().any(|a| is(a, new, true)) && actions.iter().any(|a| is(a, old, false))
-        })
-        .collect();
+    let renamed = pin::approved_renames(renames, &actions);
     let plan = Plan {
         lock,
         inventory,

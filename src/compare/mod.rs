@@ -70,8 +70,10 @@ pub fn pairs<'a>(inv: &'a Inventory, lock: &'a Lock) -> Vec<Pair<'a>> {
 /// `initialize`. Such input cannot hide a change: it shows no text that
 /// could have changed.
 pub fn says_nothing_of_the_server(seen: &Descriptor, entry: &Entry) -> bool {
-    let empty = crate::canon::Digest::of(b"{}");
-    seen.digest == empty && entry.descriptor.digest != empty
+    // Asked of every server of every comparison: hashed once.
+    static EMPTY: std::sync::LazyLock<crate::canon::Digest> =
+        std::sync::LazyLock::new(|| crate::canon::Digest::of(b"{}"));
+    seen.digest == *EMPTY && entry.descriptor.digest != *EMPTY
 }
 
 /// The servers of `inv` whose input says nothing of their server-level
@@ -95,7 +97,6 @@ pub fn servers_without_fields<'a>(inv: &'a Inventory, lock: &Lock) -> Vec<&'a st
 pub fn drifted(pairs: &[Pair<'_>]) -> Vec<(String, Option<String>)> {
     // A server that lost a tool and gained one may have renamed it: both
     // sides' words are compared ([`rename::renames`]).
-    let mut gained_and_lost = std::collections::BTreeSet::new();
     let (mut lost, mut gained) = (
         std::collections::BTreeSet::new(),
         std::collections::BTreeSet::new(),
@@ -111,13 +112,12 @@ pub fn drifted(pairs: &[Pair<'_>]) -> Vec<(String, Option<String>)> {
             _ => {}
         }
     }
-    gained_and_lost.extend(lost.intersection(&gained).copied());
     pairs
         .iter()
         .filter(|p| match (p.entry, p.seen) {
             (Some(e), Some(d)) => e.descriptor.digest != d.digest,
             (Some(_), None) | (None, Some(_)) => {
-                p.tool.is_some() && gained_and_lost.contains(p.server)
+                p.tool.is_some() && lost.contains(p.server) && gained.contains(p.server)
             }
             (None, None) => false,
         })
