@@ -7,6 +7,27 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::report::Format;
 
+/// The names `--format` takes. The report writers stay free of the command
+/// line (docs/architecture.md, "The rule"), so the mapping lives here.
+impl clap::ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Format::Text, Format::Json, Format::Sarif]
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
+        Some(match self {
+            Format::Text => {
+                PossibleValue::new("text").help("One line per finding, evidence indented under it")
+            }
+            Format::Json => PossibleValue::new("json")
+                .help("`{\"version\": 1, \"findings\": [...], \"summary\": {...}}`"),
+            Format::Sarif => PossibleValue::new("sarif")
+                .help("SARIF 2.1.0, for code scanning (`scan` and `diff` only)"),
+        })
+    }
+}
+
 /// The usage error `e` that parsing `args` gave, as it is printed: clap's
 /// text without colours, every control or invisible character but the
 /// line feed escaped. clap quotes the offending argument as it was typed,

@@ -81,7 +81,7 @@ pub const SERVER_FIELDS: [&str; 5] = [
 /// The bytes a dropped descriptor can be rebuilt from, and where in them.
 /// Equality ignores it: it is a cache, not part of the value.
 #[derive(Clone, Default)]
-pub struct Lazy(pub Option<(crate::input::Shared, std::ops::Range<usize>)>);
+pub struct Lazy(pub Option<(crate::bytes::Shared, std::ops::Range<usize>)>);
 
 impl Lazy {
     /// The bytes the descriptor can be rebuilt from.

@@ -18,11 +18,12 @@
 //! inventory are no links either ([`links_below`]).
 
 use std::fs::{File, Metadata};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 
+use crate::inventory::{too_big, InputError, Inventory, ReadOptions};
 use crate::text::shown_path;
 
 /// Why what `meta` describes (looked at without following a link) is not
@@ -368,4 +369,141 @@ mod tests {
         assert!(links_below(&top, &dir.path().join("elsewhere/x")).is_ok());
         assert!(links_below(&top, &top.join("missing/x/y")).is_ok());
     }
+}
+
+/// Reads every inventory at `paths` (files or folders) into one inventory,
+/// through its index when one is kept ([`crate::cache::inventory::read_files`]).
+/// A server defined twice is an error: which definition to trust is for a
+/// person to decide.
+pub fn read_inventory(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory, InputError> {
+    let mut files = Vec::new();
+    for path in paths {
+        for file in files_at(path)? {
+            let bytes = crate::input::Input::read(&file, opts.max_size)?;
+            files.push((file, bytes));
+        }
+    }
+    crate::cache::inventory::read_files(files, opts)
+}
+
+/// Reads a file whole, refusing it past `max_size`.
+pub fn read_capped(path: &Path, max_size: u64) -> Result<Vec<u8>, InputError> {
+    let (file, meta) = open_capped(path, max_size)?;
+    read_open(file, &meta, path, max_size)
+}
+
+/// Opens the regular file at `path` for reading, refusing anything else
+/// (a link, a folder, a FIFO: see the module comment) and a file past
+/// `max_size` (as it stands now; [`read_open`] checks again as it reads).
+pub(crate) fn open_capped(
+    path: &Path,
+    max_size: u64,
+) -> Result<(std::fs::File, std::fs::Metadata), InputError> {
+    let (file, meta) = open_regular(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidInput {
+            InputError::new(path, None, e.to_string())
+        } else {
+            InputError::new(path, None, format!("cannot open: {e}"))
+        }
+    })?;
+    if meta.len() > max_size {
+        return Err(too_big(path, max_size));
+    }
+    Ok((file, meta))
+}
+
+/// Reads an opened file whole, stopping past `max_size` (a file can grow
+/// after it was looked at, and a pipe has no size).
+pub(crate) fn read_open(
+    file: std::fs::File,
+    meta: &std::fs::Metadata,
+    path: &Path,
+    max_size: u64,
+) -> Result<Vec<u8>, InputError> {
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // saturating: a cap of u64::MAX plus one would wrap to a read of nothing.
+    file.take(max_size.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputError::new(path, None, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > max_size {
+        return Err(too_big(path, max_size));
+    }
+    Ok(bytes)
+}
+
+/// The inventory files at `path`: the file itself, or the `*.json` and
+/// `*.jsonl` files directly inside a folder, sorted by name.
+///
+/// A link, or a FIFO or device with such a name, is an error, as the
+/// hooks refuse a link in a commit: read through, it could lead out of the
+/// work tree (see the module comment).
+pub fn files_at(path: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let meta = std::fs::symlink_metadata(path)
+        .map_err(|e| InputError::new(path, None, format!("cannot read inventory: {e}")))?;
+    if !meta.is_dir() {
+        if let Some(why) = not_regular(path, &meta) {
+            return Err(InputError::new(path, None, why));
+        }
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    let entries = std::fs::read_dir(path)
+        .map_err(|e| InputError::new(path, None, format!("cannot list: {e}")))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| InputError::new(path, None, format!("cannot list: {e}")))?;
+        let p = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') || !(name.ends_with(".json") || name.ends_with(".jsonl")) {
+            continue;
+        }
+        let kind = entry
+            .file_type()
+            .map_err(|e| InputError::new(&p, None, format!("cannot look at it: {e}")))?;
+        if kind.is_dir() {
+            continue;
+        }
+        if !kind.is_file() {
+            let meta = std::fs::symlink_metadata(&p)
+                .map_err(|e| InputError::new(&p, None, format!("cannot look at it: {e}")))?;
+            if let Some(why) = not_regular(&p, &meta) {
+                return Err(InputError::new(&p, None, why));
+            }
+        }
+        files.push(p);
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(InputError::new(
+            path,
+            None,
+            "inventory folder has no .json or .jsonl file",
+        ));
+    }
+    Ok(files)
+}
+
+/// Reads the client configs: the default ones under `top` (a missing file is skipped) and
+/// every file of `extra` (each must exist and name a server map), in that
+/// order. Files larger than `max_size` bytes are refused.
+pub fn read_configs(
+    top: &Path,
+    extra: &[PathBuf],
+    max_size: u64,
+) -> Result<Vec<crate::config::ClientServer>, InputError> {
+    let mut out = Vec::new();
+    for rel in crate::config::DEFAULT_FILES {
+        let path = top.join(rel);
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            _ => {}
+        }
+        let bytes = read_capped(&path, max_size)?;
+        out.extend(crate::config::parse(&path, Path::new(rel), &bytes, false)?);
+    }
+    for path in extra {
+        let bytes = read_capped(path, max_size)?;
+        out.extend(crate::config::parse(path, path, &bytes, true)?);
+    }
+    Ok(out)
 }

@@ -15,8 +15,8 @@
 
 use std::ops::{Deref, Range};
 use std::path::Path;
-use std::sync::Arc;
 
+use crate::bytes::Bytes;
 use crate::inventory::InputError;
 
 /// Files from this size on are mapped; smaller ones are read.
@@ -42,22 +42,6 @@ pub fn no_huge_pages() {
     }
 }
 
-/// Bytes shared by a reader and the descriptors rebuilt from them later
-/// (see [`crate::descriptor::Lazy`]).
-pub type Shared = Arc<dyn Bytes>;
-
-/// Bytes whose memory may be given back for a while.
-pub trait Bytes: AsRef<[u8]> + Send + Sync {
-    /// See [`Input::release`]; nothing for bytes that are not mapped.
-    fn release(&self, _range: Range<usize>) {}
-    /// See [`Input::read_range`]; the bytes themselves when not mapped.
-    fn read_range(&self, range: Range<usize>) -> std::borrow::Cow<'_, [u8]> {
-        std::borrow::Cow::Borrowed(&self.as_ref()[range])
-    }
-}
-
-impl Bytes for Vec<u8> {}
-
 impl Bytes for Input {
     fn release(&self, range: Range<usize>) {
         Input::release(self, range);
@@ -67,47 +51,13 @@ impl Bytes for Input {
     }
 }
 
-/// Gives back a mapped file's pages behind a reader that moves forward
-/// through it (rebuilding drifted entries, in file order), each range
-/// once. Releasing only the text of each entry is not enough: a touched
-/// page brings its neighbours along (fault-around; a file written in
-/// large chunks sits in 2 MiB folios, all mapped at the first touch).
-#[derive(Default)]
-pub struct Behind {
-    upto: usize,
-}
-
-impl Behind {
-    /// One that has given back nothing and starts from `upto`: ranges
-    /// before it are another reader's.
-    pub fn at(upto: usize) -> Behind {
-        Behind { upto }
-    }
-
-    /// Releases `bytes` from where the last release stopped up to `to`,
-    /// in steps of 2 MiB (a system call per tool cost more than it saved).
-    pub fn advance(&mut self, bytes: &dyn Bytes, to: usize) {
-        self.advance_with(&|range| bytes.release(range), to);
-    }
-
-    /// [`Behind::advance`], giving each range to `release`.
-    pub fn advance_with(&mut self, release: &dyn Fn(Range<usize>), to: usize) {
-        const STEP: usize = 2 << 20;
-        let to = to / STEP * STEP;
-        if to > self.upto {
-            release(self.upto..to);
-            self.upto = to;
-        }
-    }
-}
-
 /// An input file's bytes, past a leading byte order mark if
 /// [`Input::strip_bom`] removed one.
 pub struct Input {
     repr: Repr,
     start: usize,
     /// What `stat` said of the file when it was opened, for a mapped file.
-    stamp: Option<crate::git::stamp::Stamp>,
+    stamp: Option<crate::cache::stamp::Stamp>,
 }
 
 enum Repr {
@@ -120,7 +70,7 @@ impl Input {
     /// Reads (or maps) the regular file at `path`, refusing it past
     /// `max_size`.
     pub fn read(path: &Path, max_size: u64) -> Result<Input, InputError> {
-        let (file, meta) = crate::inventory::open_capped(path, max_size)?;
+        let (file, meta) = crate::files::open_capped(path, max_size)?;
         if meta.len() >= LARGE_RUN {
             no_huge_pages();
         }
@@ -131,13 +81,13 @@ impl Input {
                 return Ok(Input {
                     repr: Repr::Mapped(map, file),
                     start: 0,
-                    stamp: crate::git::stamp::Stamp::of(&meta),
+                    stamp: crate::cache::stamp::Stamp::of(&meta),
                 });
             }
         }
         // Read whole, it is hashed whole on every run (under 1 MiB, that
         // costs less than reading a record): no stamp.
-        Ok(Input::from(crate::inventory::read_open(
+        Ok(Input::from(crate::files::read_open(
             file, &meta, path, max_size,
         )?))
     }
@@ -145,7 +95,7 @@ impl Input {
     /// What `stat` said of the file when it was opened, for a mapped file
     /// (`None` for one read whole, or bytes that came from elsewhere: git,
     /// a capture).
-    pub fn stamp(&self) -> Option<crate::git::stamp::Stamp> {
+    pub fn stamp(&self) -> Option<crate::cache::stamp::Stamp> {
         self.stamp
     }
 

@@ -9,6 +9,8 @@
 //! [`commands`] are the edge where files, git and the command line meet the
 //! pure core; [`threads`] shares large inputs' work with a second core.
 
+pub mod bytes;
+pub mod cache;
 pub mod canon;
 pub mod capture;
 pub mod cli;
@@ -29,6 +31,7 @@ pub mod metrics;
 pub mod report;
 pub mod text;
 pub mod threads;
+pub mod work;
 
 use std::io::Write;
 

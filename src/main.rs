@@ -42,10 +42,10 @@ fn main() -> ExitCode {
     let mut out = std::io::BufWriter::new(Unpiped::new(stdout.lock()));
     // Cache files are written while the run goes on, and waited for
     // before it exits.
-    let later = git_kams::git::cachefile::Later::begin();
+    let background_writes = git_kams::cache::store::BackgroundWrites::begin();
     let code = git_kams::run(cli, &mut out, &mut Unpiped::new(stderr.lock()));
     let _ = std::io::Write::flush(&mut out);
-    drop(later);
+    drop(background_writes);
     ExitCode::from(code)
 }
 

@@ -1,4 +1,68 @@
-//! Work shared with the machine's other core.
+//! Work shared with the machine's other cores: the edge's threads, so
+//! that the core need start none ([`crate::work`]).
+
+use crate::work::{Job, Workers};
+
+/// The machine's cores, for the core's pieces of work: each thread takes
+/// the next job from one queue as it finishes one, and this thread is
+/// one of them. A lone job runs here alone (waking another core costs
+/// more than a short job: docs/performance.md, "Eleventh pass").
+pub struct Threads {
+    cores: usize,
+}
+
+impl Threads {
+    /// As many as the process may use.
+    pub fn of_machine() -> Threads {
+        Threads {
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+
+    /// At most `cores`.
+    pub fn up_to(cores: usize) -> Threads {
+        Threads {
+            cores: cores.max(1),
+        }
+    }
+}
+
+impl Workers for Threads {
+    fn cores(&self) -> usize {
+        self.cores
+    }
+
+    fn run<'a>(&self, jobs: Vec<Job<'a>>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Mutex;
+        let threads = self.cores.min(jobs.len());
+        if threads <= 1 {
+            for job in jobs {
+                job();
+            }
+            return;
+        }
+        let jobs: Vec<Mutex<Option<Job<'a>>>> =
+            jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
+        let next = AtomicUsize::new(0);
+        let work = || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(slot) = jobs.get(i) else { break };
+            let job = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(job) = job {
+                job();
+            }
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..threads {
+                // A thread that cannot be started (a process limit) leaves
+                // its share to the others: this one takes jobs too.
+                let _ = std::thread::Builder::new().spawn_scoped(scope, work);
+            }
+            work();
+        });
+    }
+}
 
 /// `a` on a thread of its own while `b` runs on this one, or both here
 /// (`b` first) when no thread can be started (a process limit on
@@ -56,6 +120,30 @@ pub fn halfway<T>(items: &[T], weight: impl Fn(&T) -> usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jobs_run_once_each_and_their_results_keep_the_queue_order() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let ran = AtomicUsize::new(0);
+        let ran = &ran;
+        // Early jobs take longest, so later ones finish first on another
+        // core; the results must still come back in job order.
+        let jobs: Vec<_> = (0..40u64)
+            .map(|i| {
+                move || {
+                    std::thread::sleep(std::time::Duration::from_micros((40 - i) * 50));
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    i * i
+                }
+            })
+            .collect();
+        let two = Threads::up_to(2);
+        let out = crate::work::all(&two, jobs);
+        assert_eq!(out, (0..40u64).map(|i| i * i).collect::<Vec<_>>());
+        assert_eq!(ran.load(Ordering::Relaxed), 40);
+        assert_eq!(crate::work::all(&two, vec![|| 7]), vec![7]);
+        assert!(crate::work::all(&two, Vec::<fn() -> u8>::new()).is_empty());
+    }
 
     #[test]
     fn the_first_runs_beside_this_thread_and_both_return() {

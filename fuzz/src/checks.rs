@@ -10,13 +10,13 @@ use git_kams::canon::{jcs, normalize};
 use git_kams::config::launch_spec;
 use git_kams::descriptor::{field_name, Descriptor};
 use git_kams::git::hooks::{parse_pre_push, parse_pre_receive};
-use git_kams::inventory::{parse_file, read_files, ReadOptions};
+use git_kams::inventory::{parse_file, read_in_memory, ReadOptions};
 use git_kams::json::{self, Object, Value};
 use git_kams::lock::merge::merge as merge_locks;
 use git_kams::lock::{Entry, Lock, State};
 use git_kams::text::{is_concealing, reveal};
 
-/// Inventory files: `parse_file` and `read_files` with and without a
+/// Inventory files: `parse_file` and `read_in_memory` with and without a
 /// server name, full and digests-only. The two modes agree: same outcome,
 /// same digests, and a digests-only tool rebuilt by `materialize` equals
 /// the full read's tool; and the lock `record` would write from what was
@@ -31,8 +31,8 @@ pub fn inventory(data: &[u8]) -> bool {
     let _ = parse_file(path, data, &named);
 
     let files = || vec![(PathBuf::from("fuzz.json"), data.to_vec())];
-    let full = read_files(files(), &named);
-    let lean = read_files(
+    let full = read_in_memory(files(), &named);
+    let lean = read_in_memory(
         files(),
         &ReadOptions {
             digests_only: true,

@@ -249,10 +249,10 @@ fn remove_old_capture(folder: &Path, server: &str, env: &Env) -> Result<()> {
         return Ok(());
     }
     let (_, opts) = env.inventory_spec(false)?;
-    let Ok(bytes) = crate::inventory::read_capped(&old, opts.max_size) else {
+    let Ok(bytes) = crate::files::read_capped(&old, opts.max_size) else {
         return Ok(());
     };
-    let same = crate::inventory::read_files(vec![(old.clone(), bytes)], &opts)
+    let same = crate::cache::inventory::read_files(vec![(old.clone(), bytes)], &opts)
         .is_ok_and(|inv| inv.servers.len() == 1 && inv.servers.contains_key(server));
     if same {
         std::fs::remove_file(&old)

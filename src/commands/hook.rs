@@ -26,7 +26,7 @@ use crate::compare;
 use crate::finding::Class;
 use crate::git::hooks::{self, CommitFacts, LockHistory, RefUpdate};
 use crate::git::policy::{Policy, Shortfall};
-use crate::inventory::{self, ReadOptions};
+use crate::inventory::ReadOptions;
 use crate::report::{json_str, JSON_VERSION};
 use crate::text::escape_display;
 
@@ -390,7 +390,8 @@ impl Check<'_> {
             ));
             return Ok(Vec::new());
         }
-        let mut inventory = inventory::read_files(files, &self.opts).map_err(|e| anyhow!("{e}"))?;
+        let mut inventory =
+            crate::cache::inventory::read_files(files, &self.opts).map_err(|e| anyhow!("{e}"))?;
         let lock_name = self.locks.rel().display().to_string();
         let mut lock = match self.locks.lock_at(tip)? {
             Some(l) => (*l).clone(),

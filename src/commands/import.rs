@@ -47,8 +47,7 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
     let who = approver(env, a.approver.as_deref())?;
     let shown = shown_path(&a.file);
     let (_, opts) = env.inventory_spec(true)?;
-    let bytes =
-        crate::inventory::read_capped(&a.file, opts.max_size).map_err(|e| anyhow!("{e}"))?;
+    let bytes = crate::files::read_capped(&a.file, opts.max_size).map_err(|e| anyhow!("{e}"))?;
     let bytes = crate::lock::store::strip_bom(bytes);
     let file = import::parse(source, &bytes).map_err(|e| anyhow!("{shown}: {e}"))?;
     for t in &file.tools {

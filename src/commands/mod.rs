@@ -212,7 +212,6 @@ impl Env {
             max_size,
             digests_only,
             index_dir: None,
-            free_core: None,
         };
         let paths = self.inventory_paths();
         if let Some(top) = &self.repo.workdir {
@@ -230,7 +229,7 @@ impl Env {
     /// `scan --capture`). `descriptors`: whether the lock's entries whose
     /// fields are compared will be materialised ([`Lock::materialize`]):
     /// then a lock taken from its index comes without field digests (see
-    /// [`lock::index::load`]); without, a committed lock indexed before is
+    /// [`crate::cache::lock::load`]); without, a committed lock indexed before is
     /// not read at all.
     pub fn inventory_and_lock(
         &self,
@@ -238,7 +237,7 @@ impl Env {
         captured: Option<Vec<(PathBuf, Vec<u8>)>>,
         descriptors: bool,
         err: &mut dyn Write,
-    ) -> Result<(Inventory, Lock, Option<lock::index::Key>)> {
+    ) -> Result<(Inventory, Lock, Option<crate::cache::lock::Key>)> {
         let (paths, mut opts) = self.inventory_spec(true)?;
         let index_dir = self.index_dir()?;
         opts.index_dir.clone_from(&index_dir);
@@ -259,7 +258,7 @@ impl Env {
             // A path that cannot be read is reported by the reader.
             None => paths
                 .iter()
-                .flat_map(|p| inventory::files_at(p).unwrap_or_default())
+                .flat_map(|p| crate::files::files_at(p).unwrap_or_default())
                 .filter_map(|f| std::fs::metadata(f).ok())
                 .map(|m| m.len())
                 .sum(),
@@ -268,12 +267,10 @@ impl Env {
             .as_ref()
             .map_or(u64::MAX, |p| std::fs::metadata(p).map_or(0, |m| m.len()));
         let beside = inventory_size.min(lock_size) >= READ_IN_THREADS_FROM;
-        let free_core = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        if beside {
-            opts.free_core = Some(free_core.clone());
-        }
         let reading_inventory = || match inventory_files {
-            Some(files) => inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}")),
+            Some(files) => {
+                crate::cache::inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}"))
+            }
             None => read_inventory(&paths, &opts),
         };
         let reading_lock = || match (&lock_file, &select.at) {
@@ -283,12 +280,8 @@ impl Env {
             (None, Some(rev)) => self.lock_at(rev, descriptors).map(Some),
             (None, None) => Ok(None),
         };
-        let (inventory, lock) = crate::threads::side_by_side_if(beside, reading_inventory, || {
-            let lock = reading_lock();
-            // This core is free now for a second inventory reader.
-            free_core.store(true, std::sync::atomic::Ordering::Release);
-            lock
-        });
+        let (inventory, lock) =
+            crate::threads::side_by_side_if(beside, reading_inventory, reading_lock);
         let inventory = inventory?;
         let (lock, key) = match (lock?, &lock_file) {
             (Some(l), _) => l,
@@ -321,7 +314,8 @@ impl Env {
         for rel in config::DEFAULT_FILES {
             crate::files::links_below(&top, &top.join(rel))?;
         }
-        config::read_all(&top, &self.global.config, opts.max_size).map_err(|e| anyhow!("{e}"))
+        crate::files::read_configs(&top, &self.global.config, opts.max_size)
+            .map_err(|e| anyhow!("{e}"))
     }
 
     /// The lock's path from the top of the work tree, for reading it from git.
@@ -373,7 +367,7 @@ impl Env {
         &self,
         rev: &str,
         descriptors: bool,
-    ) -> Result<(Lock, Option<lock::index::Key>)> {
+    ) -> Result<(Lock, Option<crate::cache::lock::Key>)> {
         let commit = self.repo.commit_of(rev)?;
         let rel = self.lock_relative()?;
         let missing = || {
@@ -390,10 +384,10 @@ impl Env {
                 .is_some_and(|r| !crate::git::replacements_apply(r))
         });
         let id = self.repo.blob_id(commit, &rel)?.ok_or_else(missing)?;
-        let key = lock::index::Key::Blob(id);
+        let key = crate::cache::lock::Key::Blob(id);
         if let (Some(dir), false) = (&index, descriptors) {
             // Digests only: a lock read before needs no blob at all.
-            if let Some(lock) = lock::index::load(dir, &key, None, true) {
+            if let Some(lock) = crate::cache::lock::load(dir, &key, None, true) {
                 return Ok((lock, Some(key)));
             }
         }
@@ -401,7 +395,7 @@ impl Env {
         let text = std::sync::Arc::new(lock::store::strip_bom(bytes));
         if let Some(lock) = index
             .as_deref()
-            .and_then(|dir| lock::index::load(dir, &key, Some(text.clone()), !descriptors))
+            .and_then(|dir| crate::cache::lock::load(dir, &key, Some(text.clone()), !descriptors))
         {
             return Ok((lock, Some(key)));
         }
@@ -420,7 +414,7 @@ impl Env {
         if let Some(dir) = &index {
             // The index only saves time: an unwritable repository is no
             // reason to fail.
-            let _ = lock::index::store(dir, &key, &lock);
+            let _ = crate::cache::lock::store(dir, &key, &lock);
         }
         // Without an index, the blob id does not name the content.
         Ok((lock, index.map(|_| key)))
@@ -566,7 +560,7 @@ impl Env {
 
 /// Reads the inventory at `paths`, with a hint when there is none.
 pub fn read_inventory(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory> {
-    inventory::read_all(paths, opts).map_err(|e| {
+    crate::files::read_inventory(paths, opts).map_err(|e| {
         let hint = if e.message.starts_with("cannot read inventory") {
             "; capture one, or name it with --inventory PATH (or git config kams.inventory)"
         } else {

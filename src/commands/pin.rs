@@ -169,11 +169,12 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
     // and status's to keep.
     let (accepted, refused) = if actions.iter().any(|a| !matches!(a, Action::Remove(..))) {
         let configs = env.client_configs()?;
-        let found = crate::detect::run(&crate::detect::Context {
+        let cx = crate::detect::Context {
             inventory: &inventory,
             lock: &lock,
             configs: &configs,
-        });
+        };
+        let found = crate::detect::run(&cx, &crate::threads::Threads::of_machine());
         gate(found, &actions, accept)
     } else {
         (Vec::new(), Vec::new())

@@ -115,8 +115,8 @@ pub fn findings(
     // Else an earlier inventory's, for the tools that did not change.
     let memo = || {
         memo_at.as_ref().and_then(|(dir, key)| {
-            detect::memo::load(dir, key, &inventory, lock_key.as_deref())
-                .or_else(|| detect::memo::load_earlier(dir, key, &inventory))
+            crate::cache::findings::load(dir, key, &inventory, lock_key.as_deref())
+                .or_else(|| crate::cache::findings::load_earlier(dir, key, &inventory))
         })
     };
     let compared = || {
@@ -134,10 +134,11 @@ pub fn findings(
             configs: &configs,
         };
         let learn = memo_at.is_some();
-        let (found, learned) = detect::run_with(&cx, memo, lock_key.as_deref(), learn);
+        let workers = crate::threads::Threads::of_machine();
+        let (found, learned) = detect::run_with(&cx, memo, lock_key.as_deref(), learn, &workers);
         if let (Some((dir, key)), Some(learned)) = (memo_at, learned) {
             // Saves time only: an unwritable repository is no reason to fail.
-            let _ = detect::memo::store(&dir, &key, &inventory, &learned.view(&found));
+            let _ = crate::cache::findings::store(&dir, &key, &inventory, &learned.view(&found));
         }
         all.extend(found);
     }

@@ -18,8 +18,7 @@ use crate::text::reveal;
 /// else `kams.maxInputSize`, else the default.
 pub fn run(env: &Env, args: &TextconvArgs, out: &mut dyn Write) -> Result<Status> {
     let (_, opts) = env.inventory_spec(false)?;
-    let bytes =
-        crate::inventory::read_capped(&args.file, opts.max_size).map_err(|e| anyhow!("{e}"))?;
+    let bytes = crate::files::read_capped(&args.file, opts.max_size).map_err(|e| anyhow!("{e}"))?;
     emit(out, |o| o.write_all(reveal(&bytes).as_bytes()))?;
     Ok(0)
 }

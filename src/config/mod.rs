@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::detect::transport;
-use crate::inventory::{read_capped, InputError};
+use crate::inventory::InputError;
 use crate::json::{self, push_pointer_token, Object, Value};
 
 /// The configs read by default, relative to the top of the work tree
@@ -42,31 +42,6 @@ pub struct ClientServer {
     /// (`""`: the server's name itself appears twice in the server map).
     /// The reader keeps the last value; a client may keep the first.
     pub duplicates: Vec<String>,
-}
-
-/// Reads the default configs under `top` (a missing file is skipped) and
-/// every file of `extra` (each must exist and name a server map), in that
-/// order. Files larger than `max_size` bytes are refused.
-pub fn read_all(
-    top: &Path,
-    extra: &[PathBuf],
-    max_size: u64,
-) -> Result<Vec<ClientServer>, InputError> {
-    let mut out = Vec::new();
-    for rel in DEFAULT_FILES {
-        let path = top.join(rel);
-        match std::fs::symlink_metadata(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            _ => {}
-        }
-        let bytes = read_capped(&path, max_size)?;
-        out.extend(parse(&path, Path::new(rel), &bytes, false)?);
-    }
-    for path in extra {
-        let bytes = read_capped(path, max_size)?;
-        out.extend(parse(path, path, &bytes, true)?);
-    }
-    Ok(out)
 }
 
 /// Parses one config file. `path` names the file in errors, `shown` in

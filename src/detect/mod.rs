@@ -12,7 +12,7 @@
 
 mod ambiguous;
 mod hidden;
-pub mod memo;
+pub mod known;
 mod poison;
 mod shadow;
 mod squat;
@@ -21,10 +21,16 @@ pub(crate) mod transport;
 
 use std::collections::BTreeSet;
 
+/// An inventory of servers with the given tool names, for the tests of
+/// the findings memo ([`crate::cache::findings`]).
+#[cfg(test)]
+pub(crate) use squat::tests::inventory as test_inventory;
+
 use crate::finding::{Class, Finding, Severity};
 use crate::inventory::Inventory;
 use crate::json::Value;
 use crate::lock::{Lock, State};
+use crate::work::Workers;
 
 /// What a detector sees of the whole run.
 pub struct Context<'a> {
@@ -110,7 +116,7 @@ pub enum Depends {
     /// tool.
     InventoryToReport,
     /// The inventory and the lock: the findings, with the severity the
-    /// lock gave them, are remembered for that lock ([`memo::Settled`]).
+    /// lock gave them, are remembered for that lock ([`known::Settled`]).
     InventoryAndLock,
     /// Anything (the client configs): it always runs.
     Anything,
@@ -130,8 +136,8 @@ pub fn all() -> Vec<Box<dyn Detector>> {
 
 /// Runs every detector over the inventory, then sets severities by what
 /// the lock says was approved.
-pub fn run(cx: &Context<'_>) -> Vec<Finding> {
-    run_with(cx, None, None, false).0
+pub fn run(cx: &Context<'_>, workers: &dyn Workers) -> Vec<Finding> {
+    run_with(cx, None, None, false, workers).0
 }
 
 /// What a run found, by what it depends on.
@@ -151,7 +157,7 @@ enum Known<'a> {
     /// What the memo remembered of it, and whether that is to be carried
     /// into this inventory's memo (it is an earlier inventory's; this
     /// inventory's own memo is kept as it is).
-    Remembered(&'a memo::Remembered, bool),
+    Remembered(&'a known::Remembered, bool),
     /// Every finding that does not depend on anything else is in hand.
     Settled,
     /// Nothing, and nothing is to be remembered of it (no memo is kept).
@@ -163,13 +169,14 @@ enum Known<'a> {
 /// lock whose index key is `lock`, else the per-tool findings of the pure
 /// detectors. Returns the findings, and, when `learn` (a memo is kept),
 /// what to store when the memo changed (it names some of those findings:
-/// [`memo::Learned::view`]).
+/// [`known::Learned::view`]).
 pub fn run_with(
     cx: &Context<'_>,
-    memo: Option<memo::Memo>,
+    memo: Option<known::Memo>,
     lock: Option<&str>,
     learn: bool,
-) -> (Vec<Finding>, Option<memo::Learned>) {
+    workers: &dyn Workers,
+) -> (Vec<Finding>, Option<known::Learned>) {
     let (remembered, settled, passes_known, earlier) = match memo {
         Some(m) => (Some(m.servers), m.settled, m.passes, m.earlier),
         None => (None, None, None, false),
@@ -185,15 +192,14 @@ pub fn run_with(
     });
     let servers: Vec<&crate::inventory::Server> = cx.inventory.servers.values().collect();
     // With the settled findings in hand the per-tool part is not needed
-    // (nor read: see [`memo::load`]).
+    // (nor read: see [`known::load`]).
     let remembered = remembered.filter(|m| settled.is_none() && m.len() == servers.len());
     let is_settled = settled.is_some();
     // Per-tool work is independent: cut the servers into contiguous runs
     // of about equal tool counts, several per core so that a core done
     // early takes the next, and join the findings in server order, so the
     // result is the one a single thread gives.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let runs = (threads * RUNS_PER_CORE).min(servers.len().max(1));
+    let runs = (workers.cores() * RUNS_PER_CORE).min(servers.len().max(1));
     let total: usize = servers.iter().map(|s| s.tools.len() + 1).sum();
     let mut chunks: Vec<std::ops::Range<usize>> = Vec::with_capacity(runs);
     let (mut start, mut weight) = (0, 0);
@@ -257,9 +263,9 @@ pub fn run_with(
         })
     });
     let mut found = Found::default();
-    let mut fresh = memo::Memo::default();
+    let mut fresh = known::Memo::default();
     let mut passes_found = Vec::new();
-    for done in in_parallel(passes.into_iter().chain(chunks).collect(), threads) {
+    for done in crate::work::all(workers, passes.into_iter().chain(chunks).collect()) {
         match done {
             Done::Servers(f, learned) => {
                 found.settled.extend(f.settled);
@@ -303,7 +309,7 @@ pub fn run_with(
     let learned = match (remembered, lock) {
         _ if !learn => None,
         (Some(_), None) if !earlier => None,
-        (remembered, lock) => Some(memo::Learned {
+        (remembered, lock) => Some(known::Learned {
             // This inventory's own memo, or what was learned and carried.
             servers: match remembered {
                 Some(own) if !earlier => own,
@@ -323,56 +329,15 @@ pub fn run_with(
 /// finish together, few enough that a run is long against taking it.
 const RUNS_PER_CORE: usize = 8;
 
-/// A piece of a detector run, for [`in_parallel`].
+/// A piece of a detector run, for [`crate::work::all`].
 type Job<'a> = Box<dyn FnOnce() -> Done + Send + 'a>;
 
 /// What a [`Job`] found.
 enum Done {
     /// A run of servers: findings, and what to remember of each server.
-    Servers(Found, Vec<memo::Server>),
+    Servers(Found, Vec<known::Server>),
     /// A whole-inventory pass, with what its findings depend on.
     Pass(Depends, Vec<Finding>),
-}
-
-/// The results of `jobs`, in order, on up to `cores` threads. The threads
-/// take the next job from one queue as they finish one; this thread is
-/// one of them. A lone job runs here alone (waking another core cost up to
-/// 7 ms here).
-fn in_parallel<T: Send, F: FnOnce() -> T + Send>(jobs: Vec<F>, cores: usize) -> Vec<T> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    let threads = cores.min(jobs.len());
-    if threads <= 1 {
-        return jobs.into_iter().map(|job| job()).collect();
-    }
-    let results: Vec<Mutex<Option<T>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
-    let jobs: Vec<Mutex<Option<F>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
-    let next = AtomicUsize::new(0);
-    let work = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(slot) = jobs.get(i) else { break };
-        let job = slot.lock().expect("a job is taken once").take();
-        if let Some(job) = job {
-            let out = job();
-            *results[i].lock().expect("a result is stored once") = Some(out);
-        }
-    };
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            // A thread that cannot be started (a process limit) leaves
-            // its share to the others: this one takes jobs too.
-            let _ = std::thread::Builder::new().spawn_scoped(scope, work);
-        }
-        work();
-    });
-    results
-        .into_iter()
-        .map(|r| {
-            r.into_inner()
-                .expect("a detector does not panic")
-                .expect("every job ran")
-        })
-        .collect()
 }
 
 /// The per-server and per-tool findings of `servers`, in order, with
@@ -385,14 +350,14 @@ fn per_server<'m>(
     cx: &Context<'_>,
     detectors: &[Box<dyn Detector>],
     servers: &[&crate::inventory::Server],
-    memo: Option<&'m [memo::Server]>,
+    memo: Option<&'m [known::Server]>,
     earlier: bool,
     settled: bool,
     learn: bool,
-) -> (Found, Vec<memo::Server>) {
+) -> (Found, Vec<known::Server>) {
     let mut found = Found::default();
     let mut learned = Vec::new();
-    let known = |r: Option<&'m memo::Remembered>| match (settled, r) {
+    let known = |r: Option<&'m known::Remembered>| match (settled, r) {
         (true, _) => Known::Settled,
         (false, Some(r)) => Known::Remembered(r, earlier),
         (false, None) if learn => Known::Nothing,
@@ -447,10 +412,10 @@ fn per_server<'m>(
                     d.tool(cx, &view, found);
                 },
             );
-            tools.extend(r.map(|r| memo::Remembered { text, ..r }));
+            tools.extend(r.map(|r| known::Remembered { text, ..r }));
         }
         if let Some(own) = own {
-            learned.push(memo::Server { server: own, tools });
+            learned.push(known::Server { server: own, tools });
         }
         if read {
             // Its tools' text is not needed again (a system call: not
@@ -473,7 +438,7 @@ fn subject<T>(
     found: &mut Found,
     read: impl FnOnce() -> T,
     run: impl Fn(&dyn Detector, &T, &mut Vec<Finding>),
-) -> Option<memo::Remembered> {
+) -> Option<known::Remembered> {
     let must = |d: &dyn Detector| match (d.depends(level), known) {
         (Depends::Nothing, _) => false,
         (Depends::Anything, _) | (_, Known::Nothing | Known::Unkept) => true,
@@ -485,7 +450,7 @@ fn subject<T>(
     if let Known::Remembered(k, _) = known {
         found.settled.extend(k.pure.iter().cloned());
     }
-    let mut r = memo::Remembered {
+    let mut r = known::Remembered {
         pure: Vec::new(),
         quiet: true,
         text: None,
@@ -619,29 +584,6 @@ pub(crate) fn each_tool(server: &crate::inventory::Server, mut f: impl FnMut(&To
 mod tests {
     use super::*;
 
-    #[test]
-    fn jobs_run_once_each_and_their_results_keep_the_queue_order() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let ran = AtomicUsize::new(0);
-        let ran = &ran;
-        // Early jobs take longest, so later ones finish first on another
-        // core; the results must still come back in job order.
-        let jobs: Vec<_> = (0..40u64)
-            .map(|i| {
-                move || {
-                    std::thread::sleep(std::time::Duration::from_micros((40 - i) * 50));
-                    ran.fetch_add(1, Ordering::Relaxed);
-                    i * i
-                }
-            })
-            .collect();
-        let out = in_parallel(jobs, 2);
-        assert_eq!(out, (0..40u64).map(|i| i * i).collect::<Vec<_>>());
-        assert_eq!(ran.load(Ordering::Relaxed), 40);
-        assert_eq!(in_parallel(vec![|| 7], 2), vec![7]);
-        assert!(in_parallel(Vec::<fn() -> u8>::new(), 2).is_empty());
-    }
-
     /// Every inventory of the corpus (attacks and real tools) and the
     /// demo's drifted one (risky launches), as read.
     fn inventories() -> Vec<(std::path::PathBuf, Inventory)> {
@@ -662,7 +604,9 @@ mod tests {
                     continue;
                 }
                 let bytes = std::fs::read(&path).expect("reads");
-                if let Ok(inv) = crate::inventory::read_files(vec![(path.clone(), bytes)], &opts) {
+                if let Ok(inv) =
+                    crate::cache::inventory::read_files(vec![(path.clone(), bytes)], &opts)
+                {
                     out.push((path, inv));
                 }
             }
@@ -800,7 +744,7 @@ mod tests {
         assert!(checked > 100, "{checked}");
     }
 
-    /// What [`memo::load_earlier`] relies on: a tool's findings at
+    /// What [`known::load_earlier`] relies on: a tool's findings at
     /// [`Level::Tool`] are a function of its text and the inventory's
     /// names, and the passes that depend on the inventory and the lock
     /// read only its names. On every file of the corpus and the demo's
@@ -901,7 +845,7 @@ mod tests {
             ..Default::default()
         };
         let bytes = std::fs::read(&path).expect("the corpus");
-        crate::inventory::read_files(vec![(path, bytes)], &opts).expect("reads")
+        crate::cache::inventory::read_files(vec![(path, bytes)], &opts).expect("reads")
     }
 
     /// An earlier inventory's memo serves a tool whose text it names, and
@@ -920,15 +864,21 @@ mod tests {
             configs: &[],
         };
         // Each tool's text's name, in order.
-        let texts = |servers: &[memo::Server]| -> Vec<Option<crate::canon::Digest>> {
+        let texts = |servers: &[known::Server]| -> Vec<Option<crate::canon::Digest>> {
             servers
                 .iter()
                 .flat_map(|s| s.tools.iter().map(|t| t.text))
                 .collect()
         };
-        let (cold, learned) = run_with(&cx, None, None, true);
-        assert_eq!(run(&cx), cold, "the same, with nothing learned");
-        assert!(run_with(&cx, None, None, false).1.is_none());
+        let (cold, learned) = run_with(&cx, None, None, true, &crate::work::InOrder);
+        assert_eq!(
+            run(&cx, &crate::work::InOrder),
+            cold,
+            "the same, with nothing learned"
+        );
+        assert!(run_with(&cx, None, None, false, &crate::work::InOrder)
+            .1
+            .is_none());
         let learned = learned.expect("a first run remembers");
         let named = texts(&learned.servers);
         assert!(
@@ -955,7 +905,7 @@ mod tests {
             .position(|name| name == "invariant-direct-poisoning")
             .expect("the attack's server");
         earlier.servers[changed].tools[0].text = Some(crate::canon::Digest::of(b"other"));
-        let (found, relearned) = run_with(&cx, Some(earlier), None, true);
+        let (found, relearned) = run_with(&cx, Some(earlier), None, true, &crate::work::InOrder);
         let marks = found
             .iter()
             .filter(|f| f.message.starts_with("remembered"))
@@ -1002,7 +952,7 @@ mod tests {
             lock: &lock,
             configs: &[],
         };
-        let (found, learned) = run_with(&cx, None, Some("blake3-01"), true);
+        let (found, learned) = run_with(&cx, None, Some("blake3-01"), true, &crate::work::InOrder);
         let mut earlier = learned.expect("a first run remembers").memo(&found);
         // Without client configs every finding is settled.
         let settled = earlier.settled.as_ref().expect("the settled findings");
@@ -1031,7 +981,13 @@ mod tests {
         earlier.settled = None;
         earlier.earlier = true;
         let marks = |lock: &str| {
-            let (found, _) = run_with(&cx, Some(earlier.clone()), Some(lock), true);
+            let (found, _) = run_with(
+                &cx,
+                Some(earlier.clone()),
+                Some(lock),
+                true,
+                &crate::work::InOrder,
+            );
             found.iter().filter(|f| f.message == "remembered").count()
         };
         assert_eq!(marks("blake3-01"), 2, "its lock");

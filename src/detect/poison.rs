@@ -2750,7 +2750,9 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
-    use crate::inventory::{read_all as read_inventory, read_files, ReadOptions};
+    use crate::cache::inventory::read_files;
+    use crate::files::read_inventory;
+    use crate::inventory::ReadOptions;
     use crate::lock::Lock;
 
     fn opts() -> ReadOptions {

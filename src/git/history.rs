@@ -10,7 +10,7 @@
 //! versions has the same value; only entries whose text differs are parsed
 //! and verified, and compared by value (state, descriptor digest,
 //! approval), so re-indenting or re-ordering the file moves neither log nor
-//! blame. What log learns is kept in the log cache ([`super::cache`]), so
+//! blame. What log learns is kept in the log cache ([`crate::cache::log`]), so
 //! a log that was run before reads none of it again. How the walks decide,
 //! and why the cache cannot change an answer, is written down in
 //! `docs/history.md`.
@@ -27,8 +27,8 @@ use gix::bstr::ByteSlice;
 use gix::prelude::ObjectIdExt;
 use gix::ObjectId;
 
-use super::cache::{self, CommitFacts, Contents, IdMap, WalkStep};
-pub use super::cache::{Compared, LogChange};
+use crate::cache::log::{self as cache, CommitFacts, Contents, IdMap, WalkStep};
+pub use crate::cache::log::{Compared, LogChange};
 use crate::canon::{write_string, Digest, Escape};
 use crate::json::{self, Value};
 use crate::lock::diff::diff;

@@ -12,9 +12,9 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{anyhow, bail, Context, Result};
 use gix::ObjectId;
 
-use super::cache::{Compared, LogChange};
 use super::history::Versions;
 use super::signature::{Signed, Verdict, Verifier};
+use crate::cache::log::{Compared, LogChange};
 use crate::lock::{self, Lock};
 
 /// First line of the block git-kams owns in a hook file.

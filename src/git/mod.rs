@@ -6,8 +6,6 @@
 //! `GIT_CONFIG_PARAMETERS`, which is how `git -c key=value kams ...` hands
 //! its overrides to a subcommand; those are applied here on top.
 
-pub mod cache;
-pub mod cachefile;
 pub mod commit;
 pub mod config;
 pub mod history;
@@ -15,7 +13,6 @@ pub mod hooks;
 pub mod message;
 pub mod policy;
 pub mod signature;
-pub mod stamp;
 
 use std::path::{Path, PathBuf};
 

@@ -6,14 +6,10 @@
 //! findings, never silent choices), and anything malformed is an
 //! [`InputError`] that names the file and the JSON pointer.
 
-pub mod index;
-
-use crate::input::{Input, Shared};
+use crate::bytes::Shared;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::canon::{write_string, Escape};
 use crate::descriptor::{Descriptor, Lazy};
@@ -82,11 +78,11 @@ pub struct Tool {
     pub pointer: String,
     /// Where to rebuild the fields from, when they were dropped.
     pub lazy: Lazy,
-    /// The name of that text ([`crate::git::cachefile::name_text`]), when
+    /// The name of that text ([`crate::cache::store::name_text`]), when
     /// it was read with [`ReadOptions::digests_only`] and an index
     /// ([`ReadOptions::index_dir`]): what an earlier reading of the same
-    /// text ([`index::Earlier`]) and the detectors' memo
-    /// ([`crate::detect::memo`]) know it by.
+    /// text ([`crate::cache::inventory::Earlier`]) and the detectors' memo
+    /// ([`crate::cache::findings`]) know it by.
     pub text: Option<crate::canon::Digest>,
 }
 
@@ -191,6 +187,15 @@ impl Inventory {
     }
 }
 
+/// Names a tool's text in an inventory (an index gives the digests of a
+/// tool whose text it has seen by this name): SHA-256, as cryptographic as
+/// BLAKE3 and, with SHA-NI, faster on texts this short: a 2000x50
+/// inventory names 100,000 texts of about 540 bytes, far below where
+/// BLAKE3 gets ahead (docs/performance.md, "Eleventh pass").
+pub fn text_name(text: &[u8]) -> crate::canon::Digest {
+    crate::canon::Digest::of(text)
+}
+
 /// How to read inventory files.
 #[derive(Clone, Debug)]
 pub struct ReadOptions {
@@ -204,11 +209,6 @@ pub struct ReadOptions {
     /// Where inventory indexes are kept (a common git directory; see
     /// [`index`]), for reads with `digests_only`.
     pub index_dir: Option<PathBuf>,
-    /// When set, a second core is free for reading a large inventory only
-    /// once it is true (another reading runs beside this one until then):
-    /// the second reader of a large `servers` array waits for it; when not
-    /// set, it starts at once.
-    pub free_core: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for ReadOptions {
@@ -218,13 +218,12 @@ impl Default for ReadOptions {
             max_size: DEFAULT_MAX_INPUT,
             digests_only: false,
             index_dir: None,
-            free_core: None,
         }
     }
 }
 
 /// The error for an input past the size cap.
-fn too_big(path: &Path, max_size: u64) -> InputError {
+pub fn too_big(path: &Path, max_size: u64) -> InputError {
     InputError::new(
         path,
         None,
@@ -232,172 +231,70 @@ fn too_big(path: &Path, max_size: u64) -> InputError {
     )
 }
 
-/// Reads a file whole, refusing it past `max_size`.
-pub fn read_capped(path: &Path, max_size: u64) -> Result<Vec<u8>, InputError> {
-    let (file, meta) = open_capped(path, max_size)?;
-    read_open(file, &meta, path, max_size)
-}
-
-/// Opens the regular file at `path` for reading, refusing anything else
-/// (a link, a folder, a FIFO: see [`crate::files`]) and a file past
-/// `max_size` (as it stands now; [`read_open`] checks again as it reads).
-pub(crate) fn open_capped(
-    path: &Path,
-    max_size: u64,
-) -> Result<(std::fs::File, std::fs::Metadata), InputError> {
-    let (file, meta) = crate::files::open_regular(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::InvalidInput {
-            InputError::new(path, None, e.to_string())
-        } else {
-            InputError::new(path, None, format!("cannot open: {e}"))
-        }
-    })?;
-    if meta.len() > max_size {
-        return Err(too_big(path, max_size));
-    }
-    Ok((file, meta))
-}
-
-/// Reads an opened file whole, stopping past `max_size` (a file can grow
-/// after it was looked at, and a pipe has no size).
-pub(crate) fn read_open(
-    file: std::fs::File,
-    meta: &std::fs::Metadata,
-    path: &Path,
-    max_size: u64,
-) -> Result<Vec<u8>, InputError> {
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    // saturating: a cap of u64::MAX plus one would wrap to a read of nothing.
-    file.take(max_size.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| InputError::new(path, None, format!("cannot read: {e}")))?;
-    if bytes.len() as u64 > max_size {
-        return Err(too_big(path, max_size));
-    }
-    Ok(bytes)
-}
-
-/// The inventory files at `path`: the file itself, or the `*.json` and
-/// `*.jsonl` files directly inside a folder, sorted by name.
-///
-/// A link, or a FIFO or device with such a name, is an error, as the
-/// hooks refuse a link in a commit: read through, it could lead out of the
-/// work tree (see [`crate::files`]).
-pub fn files_at(path: &Path) -> Result<Vec<PathBuf>, InputError> {
-    let meta = std::fs::symlink_metadata(path)
-        .map_err(|e| InputError::new(path, None, format!("cannot read inventory: {e}")))?;
-    if !meta.is_dir() {
-        if let Some(why) = crate::files::not_regular(path, &meta) {
-            return Err(InputError::new(path, None, why));
-        }
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let mut files = Vec::new();
-    let entries = std::fs::read_dir(path)
-        .map_err(|e| InputError::new(path, None, format!("cannot list: {e}")))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| InputError::new(path, None, format!("cannot list: {e}")))?;
-        let p = entry.path();
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') || !(name.ends_with(".json") || name.ends_with(".jsonl")) {
-            continue;
-        }
-        let kind = entry
-            .file_type()
-            .map_err(|e| InputError::new(&p, None, format!("cannot look at it: {e}")))?;
-        if kind.is_dir() {
-            continue;
-        }
-        if !kind.is_file() {
-            let meta = std::fs::symlink_metadata(&p)
-                .map_err(|e| InputError::new(&p, None, format!("cannot look at it: {e}")))?;
-            if let Some(why) = crate::files::not_regular(&p, &meta) {
-                return Err(InputError::new(&p, None, why));
-            }
-        }
-        files.push(p);
-    }
-    files.sort();
-    if files.is_empty() {
-        return Err(InputError::new(
-            path,
-            None,
-            "inventory folder has no .json or .jsonl file",
-        ));
-    }
-    Ok(files)
-}
-
-/// Reads every inventory at `paths` (files or folders) into one inventory.
-/// A server defined twice is an error: which definition to trust is for a
-/// person to decide.
-pub fn read_all(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory, InputError> {
-    let mut files = Vec::new();
-    for path in paths {
-        for file in files_at(path)? {
-            let bytes = crate::input::Input::read(&file, opts.max_size)?;
-            files.push((file, bytes));
-        }
-    }
-    read_files(files, opts)
-}
-
-/// Reads inventory files already in memory (for example from a commit),
-/// each named by the path shown in messages.
-pub fn read_files<B: Into<Input>>(
-    files: Vec<(PathBuf, B)>,
+/// Reads inventory files held in memory, each named by the path shown in
+/// messages: [`build`] with no help from earlier readings (the edge's
+/// [`crate::cache::inventory::read_files`] reads through an index).
+pub fn read_in_memory(
+    files: Vec<(PathBuf, Vec<u8>)>,
     opts: &ReadOptions,
 ) -> Result<Inventory, InputError> {
-    let mut texts: Vec<(PathBuf, Arc<Input>)> = Vec::with_capacity(files.len());
+    let mut texts: Vec<(PathBuf, Shared)> = Vec::with_capacity(files.len());
     for (file, bytes) in files {
-        let bytes: Input = bytes.into();
         if bytes.len() as u64 > opts.max_size {
             return Err(too_big(&file, opts.max_size));
         }
-        texts.push((file, Arc::new(bytes.strip_bom())));
+        texts.push((file, std::sync::Arc::new(crate::bytes::strip_bom(bytes))));
     }
-    // An inventory read before, unchanged, is taken from its index.
-    let index = match (&opts.index_dir, opts.digests_only) {
-        (Some(dir), true) => {
-            let shared: Vec<(PathBuf, Shared)> = texts
-                .iter()
-                .map(|(p, b)| (p.clone(), b.clone() as Shared))
-                .collect();
-            let key = index::key(&shared, opts.server.as_deref(), &|i| {
-                crate::git::stamp::digest_of(dir, &texts[i].0, &texts[i].1)
-            });
-            if let Some(mut inv) = index::load(dir, &key, &shared) {
-                inv.index_key = Some(key);
-                return Ok(inv);
-            }
-            Some((dir, key, shared))
-        }
-        _ => None,
-    };
-    // Else what an earlier reading knew of each tool's text serves for
-    // the tools that did not change (an inventory captured again).
-    let earlier = index
-        .as_ref()
-        .and_then(|(dir, key, _)| index::Earlier::load(dir, key));
+    build(&texts, opts, Help::default())
+}
+
+/// What an earlier reading of an inventory knew of a tool, by the name of
+/// its text ([`text_name`]): a tool's name and digests are a function of
+/// its text alone, so a tool captured again unchanged need not be
+/// digested again. The edge keeps such readings
+/// ([`crate::cache::inventory::Earlier`]).
+pub trait Recall {
+    /// The name and digests of the tool whose text is named `text`.
+    fn recall(&self, text: &crate::canon::Digest) -> Option<(String, Descriptor)>;
+}
+
+/// What helps a reading, from readings before it.
+#[derive(Clone, Copy, Default)]
+pub struct Help<'e> {
+    /// What an earlier reading knew of each tool's text.
+    pub earlier: Option<&'e dyn Recall>,
+    /// Whether each tool's text is named ([`Tool::text`]): only for an
+    /// inventory whose index is kept, the only one that needs it.
+    pub name_texts: bool,
+}
+
+/// Reads inventory files (each named by the path shown in messages, its
+/// bytes past any byte order mark) into one inventory. A server defined
+/// twice is an error: which definition to trust is for a person to
+/// decide.
+pub fn build(
+    texts: &[(PathBuf, Shared)],
+    opts: &ReadOptions,
+    help: Help<'_>,
+) -> Result<Inventory, InputError> {
     let mut inv = Inventory::default();
     for (file, bytes) in texts {
         let src = Source::new(
-            opts.digests_only.then(|| bytes.clone() as Shared),
-            earlier.as_ref(),
-            index.is_some(),
-            opts.free_core.as_deref(),
+            opts.digests_only.then(|| bytes.clone()),
+            help.earlier,
+            help.name_texts,
         );
-        let servers = parse_source(&file, &bytes, opts, &src)?;
+        let text: &[u8] = (**bytes).as_ref();
+        let servers = parse_source(file, text, opts, &src)?;
         // Tools are read again one server at a time (detectors, drift):
         // until then the text need not stay in memory.
         if opts.digests_only {
-            bytes.release(0..bytes.len());
+            bytes.release(0..text.len());
         }
         for server in servers {
             if let Some(prev) = inv.servers.get(&server.name) {
                 return Err(InputError::new(
-                    &file,
+                    file,
                     None,
                     format!(
                         "server `{}` is also defined in {}; keep one definition per server",
@@ -408,12 +305,6 @@ pub fn read_files<B: Into<Input>>(
             }
             inv.servers.insert(server.name.clone(), server);
         }
-    }
-    if let Some((dir, key, shared)) = index {
-        // The index only saves time: an unwritable repository is no
-        // reason to fail.
-        let _ = index::store(dir, &key, &shared, &inv);
-        inv.index_key = Some(key);
     }
     Ok(inv)
 }
@@ -509,13 +400,11 @@ fn read_shell(
                     };
                     let end = r.offset();
                     let text = &(**bytes).as_ref()[start..end];
-                    let hash = src
-                        .name_texts
-                        .then(|| crate::git::cachefile::name_text(text));
+                    let hash = src.name_texts.then(|| text_name(text));
                     let digested = match earlier {
                         None => digested,
                         Some(earlier) => {
-                            let known = hash.as_ref().and_then(|h| src.recall(earlier, h));
+                            let known = hash.as_ref().and_then(|h| earlier.recall(h));
                             src.knew(known.is_some());
                             Some(match known {
                                 Some(known) => known,
@@ -596,150 +485,14 @@ fn read_server(r: &mut json::Reader<'_>, path: &Path, src: &Source) -> Result<Sh
     read_shell(r, path, src, Level::Server)
 }
 
-/// From this many bytes on, a `servers` array is read on two threads.
-const SPLIT_FROM: usize = 4 << 20;
-
-/// How many `servers` arrays a second reader took a part of, for the
-/// tests to know that one did.
-#[cfg(test)]
-pub(crate) static SPLITS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Where the two readers of one `servers` array are (see [`read_servers`]).
-enum Claim {
-    /// The first reader is about to read element `n`, at byte `at`.
-    Open { n: usize, at: usize },
-    /// The second reader reads from element `n`, at byte `at`, on.
-    Claimed { n: usize, at: usize },
-    /// The second reader will not help.
-    Abandoned,
-}
-
 /// The servers of a multi-server inventory, the reader at the array.
-///
-/// A large array is read by two threads: this one from the start, and a
-/// second one that, once a core is free ([`ReadOptions::free_core`]),
-/// steps over the elements (checking, not building) up to about the
-/// middle of what this one has left and reads from the next element on,
-/// if this one has not got there yet (it stops there then, and takes the
-/// second reader's servers and position). Both read each element
-/// exactly as a single reader would, from the same bytes: what is read is
-/// the same either way. Whatever the second reader could not read (an
-/// error, or a tool to be read again without the earlier reading) is read
-/// again by this one, from the element it started at, so that errors are
-/// found and worded as always. A re-captured 2000x50 inventory was read
-/// here on one core while the other, done with the lock's index, waited:
-/// the scan took 0.49 s, 0.43 s now.
 fn read_servers(r: &mut json::Reader<'_>, path: &Path, src: &Source) -> Result<Vec<Shell>, Fail> {
     let mut list = Vec::new();
-    let start = r.offset();
-    let len = r.input_len();
-    let alone = || std::thread::available_parallelism().map_or(true, |n| n.get() < 2);
-    if len.saturating_sub(start) < SPLIT_FROM || alone() {
-        r.array(|r, _| -> Result<(), Fail> {
-            list.push(read_server(r, path, src)?);
-            Ok(())
-        })?;
-        return Ok(list);
-    }
-    let claim = std::sync::Mutex::new(Claim::Open { n: 0, at: start });
-    let lock = || claim.lock().unwrap_or_else(|e| e.into_inner());
-    let (keep, earlier, name_texts) =
-        (src.keep_only_digests.clone(), src.earlier(), src.name_texts);
-    let free_core = src.free_core;
-    std::thread::scope(|scope| -> Result<Vec<Shell>, Fail> {
-        let mut other = r.fork();
-        // Without a thread (a process limit), this one reads it all.
-        let helper = std::thread::Builder::new().spawn_scoped(
-            scope,
-            move || -> Option<(Vec<Shell>, json::Reader<'_>)> {
-                // Until the other core is free (the lock is still being read),
-                // a second reader would only slow the first.
-                while !free_core.is_none_or(|free| free.load(std::sync::atomic::Ordering::Acquire))
-                {
-                    if matches!(*lock(), Claim::Abandoned) {
-                        return None;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                }
-                // About the middle of what is left (if that is still worth a
-                // second reader); a little less, as this reader steps over the
-                // first part before reading its own.
-                let from = match *lock() {
-                    Claim::Open { at, .. } if len - at >= SPLIT_FROM / 2 => at,
-                    _ => return None,
-                };
-                let split = from + (len - from) / 20 * 11;
-                let src = Source::new(keep, earlier, name_texts, None);
-                let mut list = Vec::new();
-                let mut reading = false;
-                let read = other.array(|r, n| -> Result<(), Fail> {
-                    let at = r.offset();
-                    if !reading && at >= split {
-                        let mut claim = lock();
-                        match *claim {
-                            Claim::Open { n: first, .. } if first < n => {
-                                *claim = Claim::Claimed { n, at };
-                                reading = true;
-                                #[cfg(test)]
-                                SPLITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                // Those before are the first reader's to find.
-                                r.take_duplicates();
-                                *src.behind.borrow_mut() = crate::input::Behind::at(at);
-                            }
-                            _ => {
-                                *claim = Claim::Abandoned;
-                                return Err(Fail::Retry);
-                            }
-                        }
-                    }
-                    if reading {
-                        list.push(read_server(r, path, &src)?);
-                    } else {
-                        r.skip()?;
-                    }
-                    Ok(())
-                });
-                if !reading {
-                    *lock() = Claim::Abandoned;
-                }
-                (read.is_ok() && reading).then_some((list, other))
-            },
-        );
-        let stopped = r.array_until(
-            |n, at| {
-                let mut claim = lock();
-                match *claim {
-                    Claim::Open { .. } => {
-                        *claim = Claim::Open { n, at };
-                        false
-                    }
-                    Claim::Claimed { n: from, at: there } => from == n && there == at,
-                    Claim::Abandoned => false,
-                }
-            },
-            |r, _| -> Result<(), Fail> {
-                list.push(read_server(r, path, src)?);
-                Ok(())
-            },
-        );
-        if !matches!(stopped, Ok(Some(_))) {
-            // Read to the end, or failed: no help is waited for.
-            *lock() = Claim::Abandoned;
-        }
-        if let Some(n) = stopped? {
-            match helper.ok().and_then(|h| h.join().ok()).flatten() {
-                Some((theirs, other)) => {
-                    list.extend(theirs);
-                    r.adopt(other);
-                }
-                None => r.array_resume(n, |r, _| -> Result<(), Fail> {
-                    list.push(read_server(r, path, src)?);
-                    Ok(())
-                })?,
-            }
-        }
-        Ok(list)
-    })
+    r.array(|r, _| -> Result<(), Fail> {
+        list.push(read_server(r, path, src)?);
+        Ok(())
+    })?;
+    Ok(list)
 }
 
 /// What the tools' descriptors are kept as.
@@ -748,41 +501,33 @@ struct Source<'e> {
     /// from which [`Inventory::materialize`] rebuilds them on demand.
     keep_only_digests: Option<Shared>,
     /// What of those bytes was given back as the tools were read.
-    behind: std::cell::RefCell<crate::input::Behind>,
+    behind: std::cell::RefCell<crate::bytes::Behind>,
     /// Buffers for the tools' canonical texts, kept from tool to tool.
     canonical: std::cell::RefCell<crate::canon::Canonical>,
     /// What an earlier reading found of each tool's text, by its hash
     /// (with `keep_only_digests` only).
-    earlier: Option<&'e index::Earlier>,
-    /// What of the earlier reading's bytes this reader gave back behind
-    /// its look-ups.
-    looked: std::cell::RefCell<Option<crate::input::Behind>>,
+    earlier: Option<&'e dyn Recall>,
     /// Tools it knew and did not know so far (see [`Source::earlier`]).
     known: std::cell::Cell<(usize, usize)>,
     /// Whether each tool's text is hashed ([`Tool::text`]): only for an
     /// inventory whose index is kept, the only one that needs it.
     name_texts: bool,
-    /// See [`ReadOptions::free_core`].
-    free_core: Option<&'e std::sync::atomic::AtomicBool>,
 }
 
 impl<'e> Source<'e> {
     /// A source reading with `earlier`'s help, if given.
     fn new(
         keep_only_digests: Option<Shared>,
-        earlier: Option<&'e index::Earlier>,
+        earlier: Option<&'e dyn Recall>,
         name_texts: bool,
-        free_core: Option<&'e std::sync::atomic::AtomicBool>,
     ) -> Source<'e> {
         Source {
             keep_only_digests,
             behind: Default::default(),
             canonical: Default::default(),
             earlier,
-            looked: Default::default(),
             known: Default::default(),
             name_texts,
-            free_core,
         }
     }
 
@@ -790,20 +535,10 @@ impl<'e> Source<'e> {
     /// time: a tool it does not know is stepped over and read twice, so
     /// once 64 tools were read and fewer than a third were known (another
     /// inventory's index), the rest are read as without one.
-    fn earlier(&self) -> Option<&'e index::Earlier> {
+    fn earlier(&self) -> Option<&'e dyn Recall> {
         let (hits, misses) = self.known.get();
         self.earlier
             .filter(|_| hits + misses < 64 || hits * 2 >= misses)
-    }
-
-    /// The name and digests of the tool whose text has the hash `text`,
-    /// from `earlier` (see [`index::Earlier::get`]).
-    fn recall(
-        &self,
-        earlier: &index::Earlier,
-        text: &crate::canon::Digest,
-    ) -> Option<(String, Descriptor)> {
-        earlier.get(text, &mut self.looked.borrow_mut())
     }
 
     /// Counts a tool the earlier reading knew (or did not).
@@ -820,7 +555,7 @@ pub fn parse_file(
     bytes: &[u8],
     opts: &ReadOptions,
 ) -> Result<Vec<Server>, InputError> {
-    parse_source(path, bytes, opts, &Source::new(None, None, false, None))
+    parse_source(path, bytes, opts, &Source::new(None, None, false))
 }
 
 fn parse_source(
@@ -834,12 +569,7 @@ fn parse_source(
             // A tool the earlier reading did not know, and that does not
             // read alone as most do: read it all as if there were none,
             // so that what is reported is what is always reported.
-            let alone = Source::new(
-                src.keep_only_digests.clone(),
-                None,
-                src.name_texts,
-                src.free_core,
-            );
+            let alone = Source::new(src.keep_only_digests.clone(), None, src.name_texts);
             parse_once(path, bytes, opts, &alone).map_err(|f| f.into_input(path))
         }
         read => read.map_err(|f| f.into_input(path)),
@@ -997,39 +727,14 @@ fn from_jsonrpc_lines(
 /// built on a core of its own: one took 25 ms of a re-captured 2000x50
 /// scan while the other core waited.
 fn build_servers(path: &Path, shells: Vec<Shell>, dups: &[String]) -> Result<Vec<Server>, Fail> {
-    build_servers_from(path, shells, dups, BUILD_IN_HALVES_FROM)
-}
-
-/// [`build_servers`], in halves from `halves_from` tools.
-fn build_servers_from(
-    path: &Path,
-    shells: Vec<Shell>,
-    dups: &[String],
-    halves_from: usize,
-) -> Result<Vec<Server>, Fail> {
-    let build = |shells: Vec<(usize, Shell)>| -> Result<Vec<Server>, Fail> {
-        let mut out = Vec::with_capacity(shells.len());
-        for (i, shell) in shells {
-            let at = format!("/servers/{i}");
-            let name = server_name(path, &shell.fields, "name", &at)?;
-            out.push(build_server(path, name, shell, &at, dups)?);
-        }
-        Ok(out)
-    };
-    let tools = |s: &(usize, Shell)| s.1.tools.as_ref().map_or(0, Vec::len) + 1;
-    let mut first: Vec<(usize, Shell)> = shells.into_iter().enumerate().collect();
-    if first.iter().map(tools).sum::<usize>() < halves_from {
-        return build(first);
+    let mut out = Vec::with_capacity(shells.len());
+    for (i, shell) in shells.into_iter().enumerate() {
+        let at = format!("/servers/{i}");
+        let name = server_name(path, &shell.fields, "name", &at)?;
+        out.push(build_server(path, name, shell, &at, dups)?);
     }
-    let second = first.split_off(crate::threads::halfway(&first, tools));
-    let (second, first) = crate::threads::side_by_side(|| build(second), || build(first));
-    let mut out = first?;
-    out.extend(second?);
     Ok(out)
 }
-
-/// The number of tools from which [`build_servers`] builds on two cores.
-const BUILD_IN_HALVES_FROM: usize = 16_384;
 
 /// Builds a server from its object (`base` is its pointer in the file) and
 /// the file's duplicate-key pointers.
@@ -1339,66 +1044,6 @@ fn build_tool(path: &Path, t: Value, at: &str) -> Result<(String, Tool, Vec<Stri
 mod tests {
     use super::*;
 
-    /// Servers built in halves on two threads are those built in order
-    /// on one, and so is the first error in the file's order.
-    #[test]
-    fn servers_built_in_halves_are_those_built_in_order() {
-        let path = Path::new("t.json");
-        let server = |i: usize, name: &str| {
-            let tools: Vec<String> = (0..i % 4)
-                .map(|t| format!(r#"{{"name":"t{t}","description":"tool {t} of {i}"}}"#))
-                .collect();
-            format!(
-                r#"{{"name":{name},"instructions":"server {i}","tools":[{}]}}"#,
-                tools.join(",")
-            )
-        };
-        let built = |names: &[String], halves_from: usize| {
-            let servers: Vec<String> = names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| server(i, n))
-                .collect();
-            let text = format!(r#"{{"servers":[{}]}}"#, servers.join(","));
-            let mut r = json::Reader::new(text.as_bytes(), json::MAX_DEPTH).expect("JSON");
-            let src = Source::new(None, None, false, None);
-            let Ok(top) = read_shell(&mut r, path, &src, Level::Top) else {
-                panic!("a shell")
-            };
-            let shells = top.servers.expect("servers");
-            match build_servers_from(path, shells, &[], halves_from) {
-                Ok(servers) => Ok(format!("{servers:?}")),
-                Err(e) => Err(e.into_input(path).to_string()),
-            }
-        };
-        // In order on one thread; in halves the same.
-        let either = |names: &[String]| {
-            let whole = built(names, usize::MAX);
-            assert_eq!(built(names, 0), whole, "in halves");
-            whole
-        };
-        let good: Vec<String> = (0..9).map(|i| format!(r#""s{i}""#)).collect();
-        let whole = either(&good);
-        assert!(
-            whole.as_ref().is_ok_and(|s| s.contains("tool 1 of 6")),
-            "{whole:?}"
-        );
-        // A bad name late, then early too: the early one is reported.
-        let mut bad = good.clone();
-        bad[7] = "7".into();
-        let late = either(&bad);
-        assert!(
-            late.as_ref().is_err_and(|e| e.contains("/servers/7")),
-            "{late:?}"
-        );
-        bad[1] = "1".into();
-        let early = either(&bad);
-        assert!(
-            early.as_ref().is_err_and(|e| e.contains("/servers/1")),
-            "{early:?}"
-        );
-    }
-
     /// Tools of one name in one server: one ambiguity per name, in name
     /// order, naming every place in the file's order; the last of each
     /// name is the one kept. Read whole and keeping digests only.
@@ -1423,7 +1068,7 @@ mod tests {
                 digests_only,
                 ..ReadOptions::default()
             };
-            let servers = read_files(
+            let servers = read_in_memory(
                 vec![(PathBuf::from("t.json"), text.clone().into_bytes())],
                 &opts,
             )

@@ -299,7 +299,7 @@ impl Lock {
     /// [`Lock::materialize`]: scanning a large lock does not hold it as a tree.
     pub fn parse_digests_only<B>(bytes: Arc<B>) -> Result<Lock, LockError>
     where
-        B: crate::input::Bytes + 'static,
+        B: crate::bytes::Bytes + 'static,
     {
         Lock::parse_digests_releasing(bytes, &|_| ())
     }
@@ -312,9 +312,9 @@ impl Lock {
         done: &dyn Fn(usize),
     ) -> Result<Lock, LockError>
     where
-        B: crate::input::Bytes + 'static,
+        B: crate::bytes::Bytes + 'static,
     {
-        let shared: crate::input::Shared = bytes.clone();
+        let shared: crate::bytes::Shared = bytes.clone();
         parse_lock((*bytes).as_ref(), Some(shared), done)
     }
 
@@ -367,7 +367,7 @@ const DONE_EVERY: usize = 8 << 20;
 
 fn parse_lock(
     bytes: &[u8],
-    keep: Option<crate::input::Shared>,
+    keep: Option<crate::bytes::Shared>,
     done: &dyn Fn(usize),
 ) -> Result<Lock, LockError> {
     // A descriptor sits 4 levels below the lock's top (servers, name,

@@ -7,7 +7,6 @@
 
 pub mod diff;
 pub mod format;
-pub mod index;
 pub mod merge;
 pub mod store;
 

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::format::Lock;
-use crate::inventory::read_capped;
+use crate::files::read_capped;
 
 /// Largest lock accepted.
 pub const MAX_LOCK_SIZE: u64 = 1 << 30;
@@ -39,14 +39,14 @@ pub fn read(path: &Path) -> Result<Option<Lock>> {
 /// should take is never held whole.
 ///
 /// With `index_dir` (a common git directory), a lock whose text was read
-/// before is taken from its index ([`super::index`]) instead of being
+/// before is taken from its index ([`crate::cache::lock`]) instead of being
 /// parsed and verified again (with its entries' field digests only if
 /// `field_digests`), and a lock read now is indexed.
 pub fn read_digests_only(
     path: &Path,
     index_dir: Option<&Path>,
     field_digests: bool,
-) -> Result<Option<(Lock, Option<super::index::Key>)>> {
+) -> Result<Option<(Lock, Option<crate::cache::lock::Key>)>> {
     if !exists(path)? {
         return Ok(None);
     }
@@ -55,10 +55,11 @@ pub fn read_digests_only(
         .strip_bom();
     let input = std::sync::Arc::new(input);
     let release = |n: usize| input.release(0..n);
-    let key = index_dir
-        .map(|dir| super::index::Key::Text(crate::git::stamp::digest_of(dir, path, &input)));
+    let key = index_dir.map(|dir| {
+        crate::cache::lock::Key::Text(crate::cache::stamp::digest_of(dir, path, &input))
+    });
     if let (Some(dir), Some(key)) = (index_dir, &key) {
-        if let Some(lock) = super::index::load(dir, key, Some(input.clone()), field_digests) {
+        if let Some(lock) = crate::cache::lock::load(dir, key, Some(input.clone()), field_digests) {
             return Ok(Some((lock, Some(*key))));
         }
     }
@@ -67,7 +68,7 @@ pub fn read_digests_only(
     if let (Some(dir), Some(key)) = (index_dir, &key) {
         // The index only saves time: an unwritable repository is no
         // reason to fail.
-        let _ = super::index::store(dir, key, &lock);
+        let _ = crate::cache::lock::store(dir, key, &lock);
     }
     Ok(Some((lock, key)))
 }
@@ -104,13 +105,7 @@ fn exists(path: &Path) -> Result<bool> {
     Ok(true)
 }
 
-/// Drops a leading UTF-8 byte order mark (an editor may add one).
-pub fn strip_bom(mut bytes: Vec<u8>) -> Vec<u8> {
-    if bytes.starts_with(b"\xEF\xBB\xBF") {
-        bytes.drain(..3);
-    }
-    bytes
-}
+pub use crate::bytes::strip_bom;
 
 /// Parses lock text, naming `path` in the error.
 pub fn parse_at(path: &Path, bytes: &[u8]) -> Result<Lock> {

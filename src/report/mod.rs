@@ -18,8 +18,8 @@ use crate::text::escape_display;
 /// JSON report format version.
 pub const JSON_VERSION: u32 = 1;
 
-/// Output format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// Output format (the command line's names for it are in [`crate::cli`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// One line per finding, evidence indented under it.
     Text,

@@ -659,7 +659,7 @@ proptest! {
         }
         let trees = parse_file(Path::new("t.json"), text.as_bytes(), &ReadOptions::default());
         let opts = ReadOptions { digests_only: true, ..ReadOptions::default() };
-        let read = git_kams::inventory::read_files(vec![(std::path::PathBuf::from("t.json"), text.clone().into_bytes())], &opts);
+        let read = git_kams::inventory::read_in_memory(vec![(std::path::PathBuf::from("t.json"), text.clone().into_bytes())], &opts);
         match (trees, read) {
             (Ok(trees), Ok(read)) => {
                 prop_assert_eq!(trees.len(), 1);

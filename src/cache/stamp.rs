@@ -1,7 +1,7 @@
 //! A large file's BLAKE3 hash, remembered by what `stat` says of the
 //! file, as git's index remembers each tracked file's blob id: the lock
 //! index and the inventory index are named by the hash of the bytes they
-//! describe (see [`super::cachefile::Namer`]), and hashing a 125 MiB lock
+//! describe (see [`super::store::Namer`]), and hashing a 125 MiB lock
 //! on every run costs more than reading its index (a fifth of a warm
 //! 2000x50 scan; docs/performance.md, "The stat cache and shared
 //! mappings").
@@ -38,12 +38,12 @@
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::cachefile::{self, In, Namer, Out};
+use super::store::{self, Decoder, Encoder, Namer};
 use crate::canon::Digest;
 use crate::input::Input;
 
 /// The record files.
-const RECORDS: cachefile::Named = cachefile::Named {
+const RECORDS: store::Named = store::Named {
     prefix: "stamp-",
     magic: b"kams-stp\0\0\0\x01",
     keep: 256,
@@ -96,7 +96,7 @@ impl Stamp {
         self.mtime.0 < limit && self.ctime.0 < limit
     }
 
-    fn put(&self, out: &mut Out) {
+    fn put(&self, out: &mut Encoder) {
         for n in [self.dev, self.ino, self.size] {
             out.u64(n);
         }
@@ -106,7 +106,7 @@ impl Stamp {
         }
     }
 
-    fn take(r: &mut In<'_>) -> Option<Stamp> {
+    fn take(r: &mut Decoder<'_>) -> Option<Stamp> {
         Some(Stamp {
             dev: r.u64()?,
             ino: r.u64()?,
@@ -219,7 +219,7 @@ fn record_name(path: &Path) -> String {
     Namer::of(path.as_os_str().as_encoded_bytes()).hex()
 }
 
-fn encode(name: &str, path: &Path, stamp: &Stamp, d: &Digest) -> Out {
+fn encode(name: &str, path: &Path, stamp: &Stamp, d: &Digest) -> Encoder {
     let mut out = RECORDS.begin(name, 256);
     out.bytes(path.as_os_str().as_encoded_bytes());
     stamp.put(&mut out);
@@ -348,7 +348,7 @@ mod tests {
         };
         let path = Path::new("/r/kams.lock");
         let d = Digest::of(b"text");
-        let bytes = cachefile::seal(encode("n", path, &stamp, &d).0);
+        let bytes = store::seal(encode("n", path, &stamp, &d).0);
         assert_eq!(decode(&bytes, "n", path, &stamp), Some(d));
         assert_eq!(decode(&bytes, "m", path, &stamp), None);
         assert_eq!(decode(&bytes, "n", Path::new("/r/x"), &stamp), None);
@@ -356,7 +356,7 @@ mod tests {
         assert_eq!(decode(&bytes, "n", path, &moved), None);
         for n in 0..bytes.len() - 32 {
             for xor in [0x01, 0x80, 0xff] {
-                let _ = decode(&cachefile::forged(&bytes, n, xor), "n", path, &stamp);
+                let _ = decode(&store::forged(&bytes, n, xor), "n", path, &stamp);
             }
         }
         for n in 0..bytes.len() {

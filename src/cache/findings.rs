@@ -1,5 +1,5 @@
 //! What the detectors found in each tool, remembered with the inventory's
-//! index (see [`crate::inventory::index`]) so that an inventory scanned
+//! index (see [`crate::cache::inventory`]) so that an inventory scanned
 //! before is not read for poison again.
 //!
 //! Two things are remembered, each a function of what it is keyed by:
@@ -29,7 +29,7 @@
 //! same server and tool names, in the same order ([`load_earlier`]),
 //! serves each tool whose text is byte for byte the one it remembers
 //! (each tool's text is named by its SHA-256 hash,
-//! [`cachefile::name_text`]): the pure detectors
+//! [`store::name_text`]): the pure detectors
 //! read a tool and the inventory's names, nothing else. So do the passes
 //! over the names that the lock moves ([`Passes`]): their findings serve
 //! against the same lock. Servers' own fields, and the other findings
@@ -37,167 +37,18 @@
 
 use std::path::Path;
 
+use crate::cache::store::{self, Decoder, Encoder};
 use crate::canon::Digest;
+use crate::detect::known::{Memo, Passes, Remembered, Server, Settled, View};
 use crate::finding::{Class, Finding, Severity};
-use crate::git::cachefile::{self, In, Out};
 use crate::inventory::Inventory;
 
 /// The memo files.
-const INDEX: cachefile::Named = cachefile::Named {
+const INDEX: store::Named = store::Named {
     prefix: "findings-",
     magic: b"kams-fix\0\0\0\x0a",
-    keep: cachefile::Named::KEEP,
+    keep: store::Named::KEEP,
 };
-
-/// What is remembered of one tool.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Remembered {
-    /// The pure detectors' findings, before the lock moved their severity.
-    pub pure: Vec<Finding>,
-    /// True when no other per-tool detector reported anything.
-    pub quiet: bool,
-    /// The name of the tool's text it was found in
-    /// ([`cachefile::name_text`]; `None` for a server's own fields, and a
-    /// tool read without its text).
-    pub text: Option<Digest>,
-}
-
-/// What is remembered of one server: its own fields, and its tools in
-/// order.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Server {
-    /// The server's own fields.
-    pub server: Remembered,
-    /// Each tool, in the inventory's order.
-    pub tools: Vec<Remembered>,
-}
-
-/// The findings that depend on the inventory and the lock, for one lock.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Settled {
-    /// The lock's index key (see [`crate::lock::index::Key::name`]).
-    pub lock: String,
-    /// Every finding of the detectors that depend on nothing but the
-    /// inventory and the lock, with the severity the lock gave it.
-    pub findings: Vec<Finding>,
-}
-
-/// The findings of the whole-inventory passes that depend on the
-/// inventory's names and the lock ([`super::Depends::InventoryAndLock`] at
-/// [`super::Level::Inventory`]: shadowed and squatted names), for one
-/// lock: an inventory with the same names scanned against that lock has
-/// them too.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Passes {
-    /// The lock's index key.
-    pub lock: String,
-    /// Each such pass's findings, in detector order.
-    pub found: Vec<Vec<Finding>>,
-}
-
-/// What is remembered of an inventory.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Memo {
-    /// Per server of the inventory, in order; empty when [`load`] found
-    /// the settled findings of the lock it was asked for (they are all a
-    /// scan then needs).
-    pub servers: Vec<Server>,
-    /// What was found against the lock last scanned with it.
-    pub settled: Option<Settled>,
-    /// What the passes on names found against that lock.
-    pub passes: Option<Passes>,
-    /// True when it is another inventory's, with the same names
-    /// ([`load_earlier`]): only a tool whose text it names may be taken
-    /// from it.
-    pub earlier: bool,
-}
-
-/// What a run learned of an inventory ([`super::run_with`]), to store: a
-/// memo whose findings are the run's own, named by where they are among
-/// them, so that they are not copied (at 2000x50 the copies were 10 MiB
-/// at the scan's peak).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Learned {
-    /// Per server of the inventory, in order.
-    pub servers: Vec<Server>,
-    /// The index key of the lock the run was against, if any: the findings
-    /// below are remembered for that lock only.
-    pub lock: Option<String>,
-    /// Where the settled findings ([`Settled::findings`]) are among the
-    /// run's.
-    pub settled: std::ops::Range<usize>,
-    /// Where each pass on names put its findings ([`Passes::found`]),
-    /// when they are as the pass found them (`None`: not remembered).
-    pub passes: Option<Vec<std::ops::Range<usize>>>,
-}
-
-impl Learned {
-    /// The memo to store, with `found` the run's findings.
-    pub fn view<'a>(&'a self, found: &'a [Finding]) -> View<'a> {
-        let lock = self.lock.as_deref();
-        View {
-            servers: &self.servers,
-            settled: lock.map(|lock| (lock, &found[self.settled.clone()])),
-            passes: lock.zip(self.passes.as_ref()).map(|(lock, passes)| {
-                let found = passes.iter().map(|r| &found[r.clone()]).collect();
-                (lock, found)
-            }),
-        }
-    }
-
-    /// The memo a later run would load, with `found` the run's findings.
-    #[cfg(test)]
-    pub fn memo(&self, found: &[Finding]) -> Memo {
-        self.view(found).to_memo()
-    }
-}
-
-/// A memo to store, its findings borrowed: from a [`Learned`], or a
-/// [`Memo`].
-pub struct View<'a> {
-    /// [`Memo::servers`].
-    pub servers: &'a [Server],
-    /// [`Memo::settled`]: the lock's index key and the findings.
-    pub settled: Option<(&'a str, &'a [Finding])>,
-    /// [`Memo::passes`]: the lock's index key and each pass's findings.
-    pub passes: Option<(&'a str, Vec<&'a [Finding]>)>,
-}
-
-impl View<'_> {
-    /// The memo it is.
-    #[cfg(test)]
-    fn to_memo(&self) -> Memo {
-        Memo {
-            servers: self.servers.to_vec(),
-            settled: self.settled.map(|(lock, findings)| Settled {
-                lock: lock.to_string(),
-                findings: findings.to_vec(),
-            }),
-            passes: self.passes.as_ref().map(|(lock, found)| Passes {
-                lock: lock.to_string(),
-                found: found.iter().map(|f| f.to_vec()).collect(),
-            }),
-            earlier: false,
-        }
-    }
-}
-
-impl Memo {
-    /// The memo to store.
-    pub fn view(&self) -> View<'_> {
-        View {
-            servers: &self.servers,
-            settled: self
-                .settled
-                .as_ref()
-                .map(|s| (s.lock.as_str(), s.findings.as_slice())),
-            passes: self.passes.as_ref().map(|p| {
-                let found = p.found.iter().map(Vec::as_slice).collect();
-                (p.lock.as_str(), found)
-            }),
-        }
-    }
-}
 
 /// The memo of `inventory` (index key `key`), `None` when there is no
 /// usable one. When its settled findings are those of the lock whose
@@ -236,7 +87,7 @@ pub fn load_earlier(common_dir: &Path, key: &Digest, inventory: &Inventory) -> O
 }
 
 /// Writes `memo` of `inventory` for `key` (see
-/// [`cachefile::Named::store`]).
+/// [`store::Named::store`]).
 pub fn store(
     common_dir: &Path,
     key: &Digest,
@@ -247,7 +98,7 @@ pub fn store(
 }
 
 /// The file's body after its header.
-fn encode(memo: &View<'_>, key: &Digest, inventory: &Inventory) -> Out {
+fn encode(memo: &View<'_>, key: &Digest, inventory: &Inventory) -> Encoder {
     // Sized not to grow (each doubling copied up to 8 MiB at 2000x50, at
     // the scan's peak): pages never written are never the process's.
     let found = memo.settled.map_or(0, |(_, f)| f.len())
@@ -297,13 +148,13 @@ fn encode(memo: &View<'_>, key: &Digest, inventory: &Inventory) -> Out {
     out
 }
 
-fn put(out: &mut Out, r: &Remembered) {
+fn put(out: &mut Encoder, r: &Remembered) {
     out.0.push(u8::from(r.quiet));
     put_findings(out, &r.pure);
     out.opt_digest(r.text.as_ref());
 }
 
-fn put_findings(out: &mut Out, findings: &[Finding]) {
+fn put_findings(out: &mut Encoder, findings: &[Finding]) {
     out.u32(findings.len());
     for f in findings {
         out.bytes(f.class.as_str().as_bytes());
@@ -319,7 +170,7 @@ fn put_findings(out: &mut Out, findings: &[Finding]) {
     }
 }
 
-fn take(r: &mut In<'_>) -> Option<Remembered> {
+fn take(r: &mut Decoder<'_>) -> Option<Remembered> {
     let quiet = r.bool()?;
     let pure = take_findings(r)?;
     let text = r.opt_digest()?;
@@ -327,7 +178,7 @@ fn take(r: &mut In<'_>) -> Option<Remembered> {
 }
 
 /// Steps over what [`take_findings`] reads.
-fn skip_findings(r: &mut In<'_>) -> Option<()> {
+fn skip_findings(r: &mut Decoder<'_>) -> Option<()> {
     for _ in 0..r.count()? {
         // Class, severity, server, tool, field, message.
         for _ in 0..3 {
@@ -343,7 +194,7 @@ fn skip_findings(r: &mut In<'_>) -> Option<()> {
     Some(())
 }
 
-fn take_findings(r: &mut In<'_>) -> Option<Vec<Finding>> {
+fn take_findings(r: &mut Decoder<'_>) -> Option<Vec<Finding>> {
     r.list(|r| {
         let class = r.str()?;
         let class = *Class::ALL.iter().find(|c| c.as_str() == class)?;
@@ -361,7 +212,7 @@ fn take_findings(r: &mut In<'_>) -> Option<Vec<Finding>> {
 }
 
 /// The memo of `inventory` in `bytes`, the file named `name`, its pages
-/// given to `release` as they are read (see [`cachefile::Giving`]); with
+/// given to `release` as they are read (see [`store::Giving`]); with
 /// the settled findings of `lock`, only those. `lock` is `None` for
 /// another inventory's memo: its settled findings are stepped over (at
 /// 2000x50, 7,706 findings read and dropped).
@@ -446,11 +297,11 @@ mod tests {
         inventory: &Inventory,
         lock: Option<&str>,
     ) -> Option<Memo> {
-        decode_named(bytes, &key.hex(), inventory, Some(lock), &cachefile::keep)
+        decode_named(bytes, &key.hex(), inventory, Some(lock), &store::keep)
     }
 
     fn sample() -> (Inventory, Memo) {
-        let inv = super::super::squat::tests::inventory(&[("a", &["t1", "t2"]), ("b", &["u"])]);
+        let inv = crate::detect::test_inventory(&[("a", &["t1", "t2"]), ("b", &["u"])]);
         let finding = Finding {
             class: Class::Poison,
             severity: Severity::High,
@@ -505,7 +356,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let dir = dir.path();
         let (inv, memo) = sample();
-        let other = super::super::squat::tests::inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
+        let other = crate::detect::test_inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
         let keys: Vec<Digest> = (0..4u8).map(|n| Digest::of(&[n])).collect();
         assert_eq!(load_earlier(dir, &keys[0], &inv), None, "none yet");
         let mut older = memo.clone();
@@ -533,7 +384,7 @@ mod tests {
             load_earlier(
                 dir,
                 &keys[0],
-                &super::super::squat::tests::inventory(&[("c", &["t"])])
+                &crate::detect::test_inventory(&[("c", &["t"])])
             ),
             None
         );
@@ -543,7 +394,7 @@ mod tests {
     fn a_memo_reads_back_for_its_inventory_only() {
         let (inv, memo) = sample();
         let key = Digest::of(b"inventory");
-        let bytes = cachefile::seal(encode(&memo.view(), &key, &inv).0);
+        let bytes = store::seal(encode(&memo.view(), &key, &inv).0);
         assert_eq!(decode(&bytes, &key, &inv, None), Some(memo.clone()));
         assert_eq!(
             decode(&bytes, &key, &inv, Some("blake3-01")),
@@ -563,10 +414,10 @@ mod tests {
             settled: None,
             ..memo.clone()
         };
-        let bytes2 = cachefile::seal(encode(&unsettled.view(), &key, &inv).0);
+        let bytes2 = store::seal(encode(&unsettled.view(), &key, &inv).0);
         assert_eq!(decode(&bytes2, &key, &inv, None), Some(unsettled));
         assert_eq!(decode(&bytes, &Digest::of(b"other"), &inv, None), None);
-        let other = super::super::squat::tests::inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
+        let other = crate::detect::test_inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
         assert_eq!(
             decode(&bytes, &key, &other, None),
             None,
@@ -574,7 +425,7 @@ mod tests {
         );
         for n in 0..bytes.len() - 32 {
             for xor in [0x01, 0x80, 0xff] {
-                let _ = decode(&cachefile::forged(&bytes, n, xor), &key, &inv, None);
+                let _ = decode(&store::forged(&bytes, n, xor), &key, &inv, None);
             }
         }
         for n in (0..bytes.len()).step_by(3) {

@@ -5,8 +5,8 @@
 //! and a rename (so a reader sees the old file or the new one).
 //!
 //! The log cache ([`super::cache`]), the lock and inventory indexes
-//! ([`crate::lock::index`], [`crate::inventory::index`]) and the findings
-//! memo ([`crate::detect::memo`]) are such files.
+//! ([`crate::cache::lock`], [`crate::cache::inventory`]) and the findings
+//! memo ([`crate::cache::findings`]) are such files.
 
 use std::io::Write;
 use std::ops::Range;
@@ -15,14 +15,17 @@ use std::sync::{Arc, Mutex};
 
 use gix::ObjectId;
 
-use super::cache::IdMap;
+use super::log::IdMap;
 use crate::canon::Digest;
 use crate::descriptor::FieldDigests;
 use crate::json::{Object, Value};
 
-/// Deepest value [`In::value`] reads back: what the JSON reader accepts,
+/// Deepest value [`Decoder::value`] reads back: what the JSON reader accepts,
 /// and the lock's own levels.
 const MAX_VALUE_DEPTH: usize = crate::json::MAX_DEPTH + 8;
+
+/// The length of the seal at the end of every cache file.
+pub const SEAL_LEN: usize = blake3::OUT_LEN;
 
 /// `body` followed by its BLAKE3 hash.
 pub fn seal(mut body: Vec<u8>) -> Vec<u8> {
@@ -40,7 +43,8 @@ fn sum(parts: &[&[u8]]) -> blake3::Hash {
 }
 
 /// The body of a sealed file, `None` when the seal does not match.
-pub fn unseal(bytes: &[u8]) -> Option<&[u8]> {
+#[cfg(test)]
+fn unseal(bytes: &[u8]) -> Option<&[u8]> {
     unseal_giving(bytes, &keep)
 }
 
@@ -48,7 +52,7 @@ pub fn unseal(bytes: &[u8]) -> Option<&[u8]> {
 /// to `release` (see [`Giving`]).
 fn unseal_giving<'a>(bytes: &'a [u8], release: &dyn Fn(Range<usize>)) -> Option<&'a [u8]> {
     const STEP: usize = 2 << 20;
-    let body = bytes.get(..bytes.len().checked_sub(32)?)?;
+    let body = bytes.get(..bytes.len().checked_sub(SEAL_LEN)?)?;
     let mut sum = blake3::Hasher::new();
     for (i, chunk) in body.chunks(STEP).enumerate() {
         sum.update(chunk);
@@ -70,12 +74,12 @@ pub fn keep(_: Range<usize>) {}
 pub struct Giving<'a> {
     start: usize,
     release: &'a dyn Fn(Range<usize>),
-    behind: crate::input::Behind,
+    behind: crate::bytes::Behind,
 }
 
 impl Giving<'_> {
     /// Releases what `r` has read, in steps of a few MiB.
-    pub fn behind(&mut self, r: &In<'_>) {
+    pub fn behind(&mut self, r: &Decoder<'_>) {
         let at = r.rest.as_ptr() as usize - self.start;
         self.behind.advance_with(self.release, at);
     }
@@ -85,19 +89,8 @@ impl Giving<'_> {
 /// by a collision would describe another text), at about three times the
 /// speed of SHA-256 with SHA-NI on the machines measured, over the 125 MiB
 /// lock and 54 MiB inventory a large scan names on every run. Short texts
-/// are named by [`name_text`].
+/// are named by [`crate::inventory::text_name`].
 pub struct Namer(blake3::Hasher);
-
-/// Names a tool's text in an inventory (an index gives the digests of a
-/// tool whose text it has seen by this name): SHA-256, as cryptographic as
-/// BLAKE3 and, with SHA-NI, faster on texts this short. A 2000x50
-/// inventory names 100,000 texts of about 540 bytes: SHA-256 hashed 540
-/// bytes at 1,660 MB/s here, BLAKE3 at 880 MB/s (BLAKE3 is ahead from a
-/// few KiB, where it hashes chunks side by side: 2,410 against 1,770 MB/s
-/// at 4 KiB).
-pub fn name_text(text: &[u8]) -> Digest {
-    Digest::of(text)
-}
 
 impl Namer {
     /// An empty one.
@@ -238,8 +231,8 @@ impl Named {
     }
 
     /// A writer that has written the header of the file named `name`.
-    pub fn begin(&self, name: &str, capacity: usize) -> Out {
-        let mut out = Out(Vec::with_capacity(capacity));
+    pub fn begin(&self, name: &str, capacity: usize) -> Encoder {
+        let mut out = Encoder(Vec::with_capacity(capacity));
         out.0.extend_from_slice(self.magic);
         out.bytes(env!("CARGO_PKG_VERSION").as_bytes());
         out.bytes(name.as_bytes());
@@ -248,7 +241,7 @@ impl Named {
 
     /// A reader of the body of `bytes`, when they are a sealed file of
     /// this kind and layout, by this release, named `name`.
-    pub fn open<'a>(&self, bytes: &'a [u8], name: &str) -> Option<In<'a>> {
+    pub fn open<'a>(&self, bytes: &'a [u8], name: &str) -> Option<Decoder<'a>> {
         self.open_giving(bytes, name, &keep).map(|(r, _)| r)
     }
 
@@ -259,8 +252,8 @@ impl Named {
         bytes: &'a [u8],
         name: &str,
         release: &'a dyn Fn(Range<usize>),
-    ) -> Option<(In<'a>, Giving<'a>)> {
-        let mut r = In {
+    ) -> Option<(Decoder<'a>, Giving<'a>)> {
+        let mut r = Decoder {
             rest: unseal_giving(bytes, release)?.strip_prefix(self.magic)?,
             id_len: 0,
         };
@@ -291,9 +284,9 @@ impl Named {
     }
 
     /// Seals `out` into the file named `name`, and removes all but the
-    /// newest `keep` of this kind. While a [`Later`] lives, this happens
+    /// newest `keep` of this kind. While a [`BackgroundWrites`] lives, this happens
     /// on a thread of its own and returns `Ok` at once.
-    pub fn store(&self, common_dir: &Path, name: &str, out: Out) -> std::io::Result<()> {
+    pub fn store(&self, common_dir: &Path, name: &str, out: Encoder) -> std::io::Result<()> {
         self.store_parts(common_dir, name, vec![out])
     }
 
@@ -303,7 +296,7 @@ impl Named {
         &self,
         common_dir: &Path,
         name: &str,
-        parts: Vec<Out>,
+        parts: Vec<Encoder>,
     ) -> std::io::Result<()> {
         let path = self.file(common_dir, name);
         let (prefix, keep) = (self.prefix, self.keep);
@@ -315,8 +308,8 @@ impl Named {
             prune(path.parent().unwrap_or(Path::new(".")), prefix, keep);
             Ok(())
         };
-        let mut later = LATER.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(pending) = later.as_mut() else {
+        let mut background = BACKGROUND_WRITES.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(pending) = background.as_mut() else {
             return store();
         };
         // A thread that cannot be started (a process limit) is no reason
@@ -336,15 +329,15 @@ impl Named {
                 Ok(())
             }
             Err(_) => {
-                drop(later);
+                drop(background);
                 take(&job).map_or(Ok(()), |store| store())
             }
         }
     }
 }
 
-/// The stores [`Later`] lets finish on threads of their own.
-static LATER: std::sync::Mutex<Option<Vec<std::thread::JoinHandle<()>>>> =
+/// The stores [`BackgroundWrites`] lets finish on threads of their own.
+static BACKGROUND_WRITES: std::sync::Mutex<Option<Vec<std::thread::JoinHandle<()>>>> =
     std::sync::Mutex::new(None);
 
 /// While one lives, [`Named::store`] writes on a thread of its own, so
@@ -354,20 +347,23 @@ static LATER: std::sync::Mutex<Option<Vec<std::thread::JoinHandle<()>>>> =
 /// write. The binary holds one for the whole run: a cache file only saves
 /// time, so its errors were never reported, and each is still written
 /// whole or not at all.
-pub struct Later(());
+pub struct BackgroundWrites(());
 
-impl Later {
+impl BackgroundWrites {
     /// Defers stores until the returned guard drops.
-    pub fn begin() -> Later {
-        let mut pending = LATER.lock().unwrap_or_else(|e| e.into_inner());
+    pub fn begin() -> BackgroundWrites {
+        let mut pending = BACKGROUND_WRITES.lock().unwrap_or_else(|e| e.into_inner());
         pending.get_or_insert_with(Vec::new);
-        Later(())
+        BackgroundWrites(())
     }
 }
 
-impl Drop for Later {
+impl Drop for BackgroundWrites {
     fn drop(&mut self) {
-        let pending = LATER.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let pending = BACKGROUND_WRITES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         for write in pending.into_iter().flatten() {
             let _ = write.join();
         }
@@ -375,9 +371,9 @@ impl Drop for Later {
 }
 
 /// A writer of the layout.
-pub struct Out(pub Vec<u8>);
+pub struct Encoder(pub Vec<u8>);
 
-impl Out {
+impl Encoder {
     /// A count or length, as 4 bytes.
     pub fn u32(&mut self, n: usize) {
         let n = u32::try_from(n).expect("cache sections hold fewer than 2^32 items");
@@ -471,14 +467,14 @@ impl Out {
 }
 
 /// A reader of the layout: every getter is `None` past its end.
-pub struct In<'a> {
+pub struct Decoder<'a> {
     /// What is left to read.
     pub rest: &'a [u8],
     /// The length of an object id in this file.
     pub id_len: usize,
 }
 
-impl<'a> In<'a> {
+impl<'a> Decoder<'a> {
     /// The next `n` bytes.
     pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if n > self.rest.len() {
@@ -539,7 +535,7 @@ impl<'a> In<'a> {
         let n = self.count()?;
         self.take(n)
     }
-    /// [`In::bytes`] that are UTF-8.
+    /// [`Decoder::bytes`] that are UTF-8.
     pub fn str(&mut self) -> Option<&'a str> {
         std::str::from_utf8(self.bytes()?).ok()
     }
@@ -551,7 +547,7 @@ impl<'a> In<'a> {
             _ => None,
         }
     }
-    /// A value written by [`Out::value`].
+    /// A value written by [`Encoder::value`].
     pub fn value(&mut self) -> Option<Value> {
         self.value_at(0)
     }
@@ -580,7 +576,7 @@ impl<'a> In<'a> {
             _ => return None,
         })
     }
-    /// An object written by [`Out::object`]; `None` for a repeated key.
+    /// An object written by [`Encoder::object`]; `None` for a repeated key.
     pub fn object(&mut self) -> Option<Object> {
         self.object_at(0)
     }
@@ -600,14 +596,14 @@ impl<'a> In<'a> {
     pub fn digest(&mut self) -> Option<Digest> {
         Some(Digest(self.take(32)?.try_into().ok()?))
     }
-    /// A digest written by [`Out::opt_digest`]: `Some(None)` for none.
+    /// A digest written by [`Encoder::opt_digest`]: `Some(None)` for none.
     pub fn opt_digest(&mut self) -> Option<Option<Digest>> {
         match self.bool()? {
             false => Some(None),
             true => self.digest().map(Some),
         }
     }
-    /// Field digests written by [`Out::field_digests`]; `None` for a
+    /// Field digests written by [`Encoder::field_digests`]; `None` for a
     /// number that is no descriptor field, or fields out of order.
     pub fn field_digests(&mut self) -> Option<FieldDigests> {
         let n = self.count()?;
@@ -617,7 +613,7 @@ impl<'a> In<'a> {
         }
         FieldDigests::from_numbered(items)
     }
-    /// Steps over what [`In::field_digests`] reads, checking only that
+    /// Steps over what [`Decoder::field_digests`] reads, checking only that
     /// it is there.
     pub fn skip_field_digests(&mut self) -> Option<()> {
         let n = self.count()?;
@@ -702,7 +698,7 @@ mod tests {
         let mut first = PARTS.begin("n", 0);
         first.u32(3);
         first.bytes(b"one");
-        let mut second = Out(Vec::new());
+        let mut second = Encoder(Vec::new());
         second.bytes(b"two");
         second.bytes(b"three");
         let mut joined = first.0.clone();
@@ -725,9 +721,9 @@ mod tests {
     fn values_read_back_exactly() {
         let text = br#"{"z":[1.50,-0,1e2,"\u00e9\n",true,false,null],"a":{},"m":{"k":[[]]}}"#;
         let (v, _) = crate::json::parse(text).expect("parses");
-        let mut out = Out(Vec::new());
+        let mut out = Encoder(Vec::new());
         out.value(&v);
-        let mut r = In {
+        let mut r = Decoder {
             rest: &out.0,
             id_len: 20,
         };
@@ -735,17 +731,17 @@ mod tests {
         assert!(r.rest.is_empty());
         assert_eq!(back, v);
         // Same member order and number lexemes: the same bytes again.
-        let mut again = Out(Vec::new());
+        let mut again = Encoder(Vec::new());
         again.value(&back);
         assert_eq!(again.0, out.0);
         // Nested past the limit: refused, not a stack overflow.
-        let mut deep = Out(Vec::new());
+        let mut deep = Encoder(Vec::new());
         for _ in 0..MAX_VALUE_DEPTH + 2 {
             deep.0.push(5);
             deep.u32(1);
         }
         deep.0.push(0);
-        let mut r = In {
+        let mut r = Decoder {
             rest: &deep.0,
             id_len: 20,
         };
@@ -754,12 +750,12 @@ mod tests {
 
     #[test]
     fn the_reader_stops_at_the_end_and_at_lying_counts() {
-        let mut out = Out(Vec::new());
+        let mut out = Encoder(Vec::new());
         out.bytes(b"abc");
         out.opt(None);
         out.opt(Some("d"));
         out.u64(7);
-        let mut r = In {
+        let mut r = Decoder {
             rest: &out.0,
             id_len: 20,
         };
@@ -769,7 +765,7 @@ mod tests {
         assert_eq!(r.u64(), Some(7));
         assert_eq!(r.u8(), None);
         let lying = 1000u32.to_le_bytes();
-        let mut r = In {
+        let mut r = Decoder {
             rest: &lying,
             id_len: 20,
         };

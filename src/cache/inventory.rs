@@ -13,31 +13,33 @@
 //! writes one. `docs/lockfile.md` describes it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::{Ambiguity, Inventory, Server, Tool};
+use crate::bytes::Shared;
+use crate::cache::lock::sorted;
+use crate::cache::store::{self, Decoder, Encoder};
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
-use crate::git::cachefile::{self, In, Out};
-use crate::input::Shared;
+use crate::input::Input;
+use crate::inventory::{build, Ambiguity, Help, InputError, Inventory, ReadOptions, Server, Tool};
 use crate::json::Object;
-use crate::lock::index::sorted;
 
 /// The inventory index files.
-const INDEX: cachefile::Named = cachefile::Named {
+const INDEX: store::Named = store::Named {
     prefix: "inventory-",
     magic: b"kams-iix\0\0\0\x06",
-    keep: cachefile::Named::KEEP,
+    keep: store::Named::KEEP,
 };
 
 /// The name of the index of `files` read with `server` as `--server`;
 /// `hash(i)` gives the BLAKE3 hash of file `i`'s bytes
-/// ([`cachefile::Namer::of`], or its record: [`crate::git::stamp`]).
+/// ([`store::Namer::of`], or its record: [`crate::cache::stamp`]).
 pub fn key(
     files: &[(PathBuf, Shared)],
     server: Option<&str>,
     hash: &dyn Fn(usize) -> Digest,
 ) -> Digest {
-    let mut h = cachefile::Namer::new();
+    let mut h = store::Namer::new();
     h.update(&(files.len() as u64).to_le_bytes());
     for (i, (path, bytes)) in files.iter().enumerate() {
         let path = path.as_os_str().as_encoded_bytes();
@@ -64,7 +66,7 @@ pub fn load(common_dir: &Path, key: &Digest, files: &[(PathBuf, Shared)]) -> Opt
 }
 
 /// Writes the index of `inventory` (read with digests only from `files`)
-/// for `key` (see [`cachefile::Named::store`]). Nothing is written when a
+/// for `key` (see [`store::Named::store`]). Nothing is written when a
 /// tool has no span or a server's file is not among `files`.
 pub fn store(
     common_dir: &Path,
@@ -81,7 +83,7 @@ pub fn store(
 /// The file's body after its header. `None` as for [`store`]. With many
 /// tools, the second half of the servers is encoded on another core (one
 /// took 20 ms of a re-captured 2000x50 scan while the other core waited).
-fn encode(inv: &Inventory, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Vec<Out>> {
+fn encode(inv: &Inventory, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Vec<Encoder>> {
     encode_from(inv, key, files, ENCODE_IN_HALVES_FROM)
 }
 
@@ -91,7 +93,7 @@ fn encode_from(
     key: &Digest,
     files: &[(PathBuf, Shared)],
     halves_from: usize,
-) -> Option<Vec<Out>> {
+) -> Option<Vec<Encoder>> {
     let tools: usize = inv.servers.values().map(|s| s.tools.len()).sum();
     let mut out = INDEX.begin(&key.hex(), 64 + tools * 320);
     out.u32(inv.servers.len());
@@ -105,7 +107,7 @@ fn encode_from(
     }));
     let (theirs, mine) = crate::threads::side_by_side(
         || {
-            let mut out = Out(Vec::with_capacity(64 + tools * 160));
+            let mut out = Encoder(Vec::with_capacity(64 + tools * 160));
             encode_servers(&mut out, second, files).map(|()| out)
         },
         || encode_servers(&mut out, first, files),
@@ -120,7 +122,7 @@ const ENCODE_IN_HALVES_FROM: usize = 16_384;
 
 /// `servers`' entries into `out`; `None` as for [`store`].
 fn encode_servers(
-    out: &mut Out,
+    out: &mut Encoder,
     servers: &[(&String, &Server)],
     files: &[(PathBuf, Shared)],
 ) -> Option<()> {
@@ -158,7 +160,7 @@ fn encode_servers(
 /// descriptor, launch and ambiguities.
 type Head = (String, usize, String, Descriptor, Object, Vec<Ambiguity>);
 
-fn take_head(r: &mut In<'_>) -> Option<Head> {
+fn take_head(r: &mut Decoder<'_>) -> Option<Head> {
     let name = r.str()?.to_string();
     let file = r.count()?;
     let pointer = r.str()?.to_string();
@@ -180,7 +182,7 @@ fn take_head(r: &mut In<'_>) -> Option<Head> {
 
 /// A tool's name and descriptor (digests only), the first part of its
 /// entry.
-fn take_digests(r: &mut In<'_>) -> Option<(String, Descriptor)> {
+fn take_digests(r: &mut Decoder<'_>) -> Option<(String, Descriptor)> {
     let name = r.str()?.to_string();
     let descriptor = Descriptor {
         fields: Object::new(),
@@ -191,7 +193,7 @@ fn take_digests(r: &mut In<'_>) -> Option<(String, Descriptor)> {
 }
 
 /// [`take_digests`] stepped over: the tool's name only, nothing copied.
-fn skip_digests<'a>(r: &mut In<'a>) -> Option<&'a str> {
+fn skip_digests<'a>(r: &mut Decoder<'a>) -> Option<&'a str> {
     let name = r.str()?;
     r.digest()?;
     r.skip_field_digests()?;
@@ -199,7 +201,9 @@ fn skip_digests<'a>(r: &mut In<'a>) -> Option<&'a str> {
 }
 
 /// The rest of a tool's entry: pointer, span and text's hash.
-fn take_place<'a>(r: &mut In<'a>) -> Option<(&'a str, std::ops::Range<usize>, Option<Digest>)> {
+fn take_place<'a>(
+    r: &mut Decoder<'a>,
+) -> Option<(&'a str, std::ops::Range<usize>, Option<Digest>)> {
     let pointer = r.str()?;
     let start = usize::try_from(r.u64()?).ok()?;
     let end = usize::try_from(r.u64()?).ok()?;
@@ -209,7 +213,7 @@ fn take_place<'a>(r: &mut In<'a>) -> Option<(&'a str, std::ops::Range<usize>, Op
 
 /// What an earlier reading of another inventory found of each tool's
 /// text: its name and digests, by the text's name
-/// ([`cachefile::name_text`]), for the tools
+/// ([`store::name_text`]), for the tools
 /// it read without an ambiguity. A tool's name and digests are a function
 /// of its text alone, so a tool captured again unchanged is taken from
 /// here instead of being digested again; the entries stay in the index's
@@ -217,6 +221,8 @@ fn take_place<'a>(r: &mut In<'a>) -> Option<(&'a str, std::ops::Range<usize>, Op
 pub struct Earlier {
     bytes: crate::input::Input,
     at: std::collections::HashMap<Digest, usize>,
+    /// What of `bytes` was given back behind the look-ups so far.
+    behind: std::cell::RefCell<Option<crate::bytes::Behind>>,
 }
 
 impl Earlier {
@@ -226,7 +232,11 @@ impl Earlier {
         let name = INDEX.newest(common_dir).into_iter().find(|n| *n != own)?;
         let bytes = INDEX.read(common_dir, &name)?;
         let at = Earlier::entries(&bytes, &name, &|range| bytes.release(range))?;
-        Some(Earlier { bytes, at })
+        Some(Earlier {
+            bytes,
+            at,
+            behind: Default::default(),
+        })
     }
 
     /// Where each tool's entry starts in `bytes`, by its text's hash.
@@ -254,21 +264,18 @@ impl Earlier {
         }
         r.rest.is_empty().then_some(at)
     }
+}
 
-    /// The name and digests of the tool whose text has the hash `text`.
-    /// Asked in about the order written (an inventory captured again),
-    /// it gives back what lies well behind the first look-up a reader
-    /// made, as `behind` records (each reader has its own).
-    pub fn get(
-        &self,
-        text: &Digest,
-        behind: &mut Option<crate::input::Behind>,
-    ) -> Option<(String, Descriptor)> {
+impl crate::inventory::Recall for Earlier {
+    /// Asked in about the order written (an inventory captured again), it
+    /// gives back what lies well behind the first look-up.
+    fn recall(&self, text: &Digest) -> Option<(String, Descriptor)> {
         let start = *self.at.get(text)?;
-        behind
-            .get_or_insert_with(|| crate::input::Behind::at(start))
+        self.behind
+            .borrow_mut()
+            .get_or_insert_with(|| crate::bytes::Behind::at(start))
             .advance_with(&|range| self.bytes.release(range), start);
-        let mut r = In {
+        let mut r = Decoder {
             rest: self.bytes.get(start..)?,
             id_len: 0,
         };
@@ -277,7 +284,7 @@ impl Earlier {
 }
 
 /// The inventory `bytes` describe, their pages given to `release` as they
-/// are read (see [`cachefile::Giving`]).
+/// are read (see [`store::Giving`]).
 fn decode(
     bytes: &[u8],
     key: &Digest,
@@ -322,26 +329,73 @@ fn decode(
     r.rest.is_empty().then_some(inv)
 }
 
+/// Reads inventory files already in memory or mapped (for example from a
+/// commit), each named by the path shown in messages: from the index of
+/// an earlier reading of the same bytes when one is kept
+/// ([`ReadOptions::index_dir`], with [`ReadOptions::digests_only`]), else
+/// with the core's [`build`], helped by the newest index of another
+/// reading ([`Earlier`]), and the index stored.
+pub fn read_files<B: Into<Input>>(
+    files: Vec<(PathBuf, B)>,
+    opts: &ReadOptions,
+) -> Result<Inventory, InputError> {
+    let mut texts: Vec<(PathBuf, Arc<Input>)> = Vec::with_capacity(files.len());
+    for (file, bytes) in files {
+        let bytes: Input = bytes.into();
+        if bytes.len() as u64 > opts.max_size {
+            return Err(crate::inventory::too_big(&file, opts.max_size));
+        }
+        texts.push((file, Arc::new(bytes.strip_bom())));
+    }
+    let shared: Vec<(PathBuf, Shared)> = texts
+        .iter()
+        .map(|(p, b)| (p.clone(), b.clone() as Shared))
+        .collect();
+    let Some(dir) = opts.index_dir.as_deref().filter(|_| opts.digests_only) else {
+        return build(&shared, opts, Help::default());
+    };
+    // An inventory read before, unchanged, is taken from its index.
+    let key = key(&shared, opts.server.as_deref(), &|i| {
+        crate::cache::stamp::digest_of(dir, &texts[i].0, &texts[i].1)
+    });
+    if let Some(mut inv) = load(dir, &key, &shared) {
+        inv.index_key = Some(key);
+        return Ok(inv);
+    }
+    // Else what an earlier reading knew of each tool's text serves for
+    // the tools that did not change (an inventory captured again).
+    let earlier = Earlier::load(dir, &key);
+    let help = Help {
+        earlier: earlier.as_ref().map(|e| e as &dyn crate::inventory::Recall),
+        name_texts: true,
+    };
+    let mut inv = build(&shared, opts, help)?;
+    // The index only saves time: an unwritable repository is no reason to
+    // fail.
+    let _ = store(dir, &key, &shared, &inv);
+    inv.index_key = Some(key);
+    Ok(inv)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::read_files;
     use super::*;
-    use crate::inventory::{read_files, ReadOptions};
+    use crate::inventory::ReadOptions;
     use std::sync::Arc;
 
     /// The inventory `bytes` describe, nothing released.
     fn decode(bytes: &[u8], key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Inventory> {
-        super::decode(bytes, key, files, &cachefile::keep)
+        super::decode(bytes, key, files, &store::keep)
     }
 
     /// The key of `files`, each hashed whole (no stamp records).
     fn hashed_key(files: &[(PathBuf, Shared)], server: Option<&str>) -> Digest {
-        key(files, server, &|i| {
-            cachefile::Namer::of((*files[i].1).as_ref())
-        })
+        key(files, server, &|i| store::Namer::of((*files[i].1).as_ref()))
     }
 
     /// The file's body the parts make.
-    fn joined(parts: Vec<Out>) -> Vec<u8> {
+    fn joined(parts: Vec<Encoder>) -> Vec<u8> {
         parts.into_iter().flat_map(|part| part.0).collect()
     }
 
@@ -422,16 +476,12 @@ mod tests {
         assert!(inv.servers.values().any(|s| !s.ambiguities.is_empty()));
         assert!(inv.servers.values().any(|s| !s.launch.is_empty()));
         let key = hashed_key(&files, None);
-        let bytes = cachefile::seal(joined(encode(&inv, &key, &files).expect("encodes")));
+        let bytes = store::seal(joined(encode(&inv, &key, &files).expect("encodes")));
         let back = decode(&bytes, &key, &files).expect("decodes");
         assert_eq!(summary(&back), summary(&inv));
         let halves = encode_from(&inv, &key, &files, 0).expect("encodes in halves");
         assert_eq!(halves.len(), 2);
-        assert_eq!(
-            cachefile::seal(joined(halves)),
-            bytes,
-            "in halves, the same"
-        );
+        assert_eq!(store::seal(joined(halves)), bytes, "in halves, the same");
         // A server of the second half is not in the files: nothing either way.
         let mut unfiled = inv.clone();
         let last = unfiled.servers.values_mut().last().expect("servers");
@@ -456,11 +506,11 @@ mod tests {
                 let text = t.text.expect("a tool read with digests only is named");
                 assert_eq!(
                     Some(text),
-                    t.lazy.text().map(cachefile::name_text),
+                    t.lazy.text().map(crate::inventory::text_name),
                     "its text's hash"
                 );
                 let plain = !s.ambiguities.iter().any(|a| a.tool.as_ref() == Some(tool));
-                match earlier.get(&text, &mut None) {
+                match crate::inventory::Recall::recall(&earlier, &text) {
                     Some((name, descriptor)) => {
                         assert!(plain, "{tool}");
                         assert_eq!((name, descriptor), (tool.clone(), t.descriptor.clone()));
@@ -474,7 +524,7 @@ mod tests {
             }
         }
         assert!(served > 5 && refused > 0, "{served} {refused}");
-        assert!(earlier.get(&Digest::of(b"no tool"), &mut None).is_none());
+        assert!(crate::inventory::Recall::recall(&earlier, &Digest::of(b"no tool")).is_none());
     }
 
     /// A capture of `tools` tools, the description of tool `i` given by
@@ -489,145 +539,6 @@ mod tests {
             })
             .collect();
         format!(r#"{{"server": "s", "tools": [{}]}}"#, tools.join(",\n")).into_bytes()
-    }
-
-    /// A multi-server inventory of `n` servers of twelve tools (about
-    /// 4.6 MB at 1000: read by two threads), server `i`'s text replaced
-    /// by `server(i)` where it gives one. Between two `version` keys.
-    fn servers(n: usize, server: impl Fn(usize) -> Option<String>) -> Vec<u8> {
-        let list: Vec<String> = (0..n)
-            .map(|i| {
-                server(i).unwrap_or_else(|| {
-                    let tools: Vec<String> = (0..12)
-                        .map(|j| {
-                            format!(
-                                r#"{{"name": "t{j}", "description": "Tool {j} of {i}. {}", "inputSchema": {{"type": "object"}}}}"#,
-                                "Reads. ".repeat(48)
-                            )
-                        })
-                        .collect();
-                    format!(
-                        r#"{{"name": "s{i}", "command": "npx", "tools": [{}]}}"#,
-                        tools.join(",\n")
-                    )
-                })
-            })
-            .collect();
-        format!(
-            r#"{{"version": 1, "servers": [{}], "version": 2}}"#,
-            list.join(",\n")
-        )
-        .into_bytes()
-    }
-
-    /// A large `servers` array read by two threads (a second core free)
-    /// reads as one reader reads it (no core free): servers, tools,
-    /// spans, ambiguities in either part, duplicate keys after the array,
-    /// with an earlier index or without, and the same error wherever
-    /// the text is wrong.
-    #[test]
-    fn a_large_inventory_read_on_two_threads_is_read_as_on_one() {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let splits = || super::super::SPLITS.load(Ordering::Relaxed);
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        // Each read in a directory of its own (a read leaves its index),
-        // with a copy of the earlier capture's index or none.
-        let read = |bytes: &[u8], free: bool, earlier: bool| {
-            let fresh = tempfile::tempdir().expect("a temporary directory");
-            if earlier {
-                std::fs::create_dir(fresh.path().join("kams")).expect("a directory");
-                for e in std::fs::read_dir(dir.path().join("kams")).expect("the index") {
-                    let path = e.expect("an entry").path();
-                    let to = fresh
-                        .path()
-                        .join("kams")
-                        .join(path.file_name().expect("a name"));
-                    std::fs::copy(&path, to).expect("copies");
-                }
-            }
-            let opts = ReadOptions {
-                digests_only: true,
-                index_dir: Some(fresh.path().to_path_buf()),
-                free_core: Some(std::sync::Arc::new(AtomicBool::new(free))),
-                ..ReadOptions::default()
-            };
-            let before = splits();
-            let read = read_files(vec![(PathBuf::from("inv.json"), bytes.to_vec())], &opts);
-            let split = splits() > before;
-            (
-                read.map(|inv| summary(&inv)).map_err(|e| e.to_string()),
-                split,
-            )
-        };
-        let twice = r#"{"name": "t0", "description": "one", "description": "two"}"#;
-        let odd = |i: usize| -> Option<String> {
-            match i {
-                // A tool key twice, early and late.
-                3 | 990 => Some(format!(r#"{{"name": "s{i}", "tools": [{twice}]}}"#)),
-                _ => None,
-            }
-        };
-        let clean = servers(1000, odd);
-        assert!(clean.len() > super::super::SPLIT_FROM, "{}", clean.len());
-        // The index of another capture, for the earlier reading.
-        let before = servers(1000, |i| match i {
-            500 => Some(r#"{"name": "s500", "tools": []}"#.into()),
-            _ => odd(i),
-        });
-        let opts = ReadOptions {
-            digests_only: true,
-            index_dir: Some(dir.path().to_path_buf()),
-            ..ReadOptions::default()
-        };
-        read_files(vec![(PathBuf::from("inv.json"), before)], &opts).expect("reads");
-        // Whether a second reader gets a part: not when the first fails
-        // before it could start.
-        let cases: Vec<(&str, bool, Vec<u8>)> = vec![
-            ("as indexed", true, clean.clone()),
-            (
-                "changed late",
-                true,
-                servers(1000, |i| match i {
-                    800 => Some(r#"{"name": "s800", "tools": [{"name": "new"}]}"#.into()),
-                    _ => odd(i),
-                }),
-            ),
-            (
-                "not an object late",
-                true,
-                servers(1000, |i| (i == 900).then(|| "\"s900\"".to_string())),
-            ),
-            (
-                "bad JSON late",
-                true,
-                servers(1000, |i| {
-                    (i == 950).then(|| r#"{"name": "s950" "tools": []}"#.into())
-                }),
-            ),
-            (
-                "bad JSON early",
-                false,
-                servers(1000, |i| (i == 10).then(|| r#"{"name": "s10",}"#.into())),
-            ),
-        ];
-        for (what, splits, text) in &cases {
-            for earlier in [false, true] {
-                let (one, split) = read(text, false, earlier);
-                assert!(!split, "{what}: split with no core free");
-                // The second reader starts only if the first is not at
-                // its part yet: try a few times for one that did.
-                let mut tries = 0;
-                let two = loop {
-                    let (two, split) = read(text, true, earlier);
-                    tries += 1;
-                    if split || !splits || tries == 5 {
-                        assert!(split || !splits, "{what}: no second reader");
-                        break two;
-                    }
-                };
-                assert_eq!(one, two, "{what}, earlier index: {earlier}");
-            }
-        }
     }
 
     /// Whether an earlier index knows most tools, few, or none, a read
@@ -676,7 +587,7 @@ mod tests {
     fn a_damaged_or_foreign_index_is_refused() {
         let (files, inv) = sample();
         let k = hashed_key(&files, None);
-        let bytes = cachefile::seal(joined(encode(&inv, &k, &files).expect("encodes")));
+        let bytes = store::seal(joined(encode(&inv, &k, &files).expect("encodes")));
         for n in (0..bytes.len()).step_by(5) {
             assert!(decode(&bytes[..n], &k, &files).is_none());
             let mut bad = bytes.clone();
@@ -692,7 +603,7 @@ mod tests {
         // never a panic.
         for n in 0..bytes.len() - 32 {
             for xor in [0x01, 0x80, 0xff] {
-                let _ = decode(&cachefile::forged(&bytes, n, xor), &k, &files);
+                let _ = decode(&store::forged(&bytes, n, xor), &k, &files);
             }
         }
         let other = hashed_key(&files[1..], None);

@@ -21,19 +21,21 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use sha2::{Digest as _, Sha256};
 
-use super::cachefile::{self, In, Out};
+use super::store::{self, Decoder, Encoder};
 use crate::lock::diff::ChangeKind;
 
-/// First bytes of the file; the number is the layout's version.
+/// The log cache files (one per lock path). The magic number is the
+/// layout's version:
 // 2: walks list a merge that takes a parent's lock back over its first
 // parent's changes (a rollback); 3: a launch change carries no entry's
-// approval; 4: a commit's facts hold its acceptance lines. What was
+// approval; 4: a commit's facts hold its acceptance lines; 6: the header
+// is the one every cache file has ([`store::Named::begin`]). What was
 // remembered before is not reused.
-const MAGIC: &[u8; 12] = b"kams-log\0\0\0\x05";
-
-/// Who wrote it: a release of git-kams may describe changes differently,
-/// so another one's answers are not reused.
-const WRITER: &str = env!("CARGO_PKG_VERSION");
+const LOG: store::Named = store::Named {
+    prefix: "log-",
+    magic: b"kams-log\0\0\0\x06",
+    keep: store::Named::KEEP,
+};
 
 /// A larger file is not read (and so is replaced by one holding only what
 /// the next run learns): it bounds what rewritten histories leave behind.
@@ -143,9 +145,13 @@ pub struct WalkStep {
 /// The cache file for the lock at `lock_path` in the repository whose
 /// common git directory is `common_dir` (shared by its worktrees).
 pub fn file(common_dir: &Path, lock_path: &Path) -> PathBuf {
+    LOG.file(common_dir, &name(lock_path))
+}
+
+/// The name of the cache of the lock at `lock_path`.
+fn name(lock_path: &Path) -> String {
     let digest = Sha256::digest(lock_path.as_os_str().as_encoded_bytes());
-    let name = crate::canon::hex(&digest[..8]);
-    common_dir.join("kams").join(format!("log-{name}.cache"))
+    crate::canon::hex(&digest[..8])
 }
 
 /// A cache file read and checked (checksum, layout version, writer, hash,
@@ -161,32 +167,27 @@ pub struct Stored {
 /// Reads the cache at `file`, written for ids of `hash` and the lock at
 /// `lock_path`. `None` when it is missing or not such a file.
 pub fn load(file: &Path, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stored> {
-    open(cachefile::read(file, MAX_SIZE)?, hash, lock_path)
+    open(store::read(file, MAX_SIZE)?, hash, lock_path)
 }
 
 fn open(bytes: crate::input::Input, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stored> {
-    let body = cachefile::unseal(&bytes)?;
-    let mut r = In {
-        rest: body.strip_prefix(MAGIC)?,
-        id_len: hash.len_in_bytes(),
-    };
-    if r.bytes()? != WRITER.as_bytes()
-        || usize::from(r.u8()?) != r.id_len
-        || r.bytes()? != lock_path.as_os_str().as_encoded_bytes()
-    {
+    let mut r = LOG.open(&bytes, &name(lock_path))?;
+    let body_len = bytes.len() - store::SEAL_LEN;
+    r.id_len = hash.len_in_bytes();
+    if usize::from(r.u8()?) != r.id_len || r.bytes()? != lock_path.as_os_str().as_encoded_bytes() {
         return None;
     }
     let mut lengths = [0usize; 4];
     for l in &mut lengths {
         *l = r.count()?;
     }
-    let mut start = body.len() - r.rest.len();
+    let mut start = body_len - r.rest.len();
     let sections = lengths.map(|l| {
         let range = start..start + l;
         start += l;
         range
     });
-    (start == body.len()).then_some(Stored {
+    (start == body_len).then_some(Stored {
         id_len: r.id_len,
         sections,
         bytes,
@@ -195,8 +196,8 @@ fn open(bytes: crate::input::Input, hash: gix::hash::Kind, lock_path: &Path) -> 
 
 impl Stored {
     /// Decodes section `i` with `read`, which must consume all of it.
-    fn section<T>(&self, i: usize, read: impl FnOnce(&mut In<'_>) -> Option<T>) -> Option<T> {
-        let mut r = In {
+    fn section<T>(&self, i: usize, read: impl FnOnce(&mut Decoder<'_>) -> Option<T>) -> Option<T> {
+        let mut r = Decoder {
             rest: &self.bytes[self.sections[i].clone()],
             id_len: self.id_len,
         };
@@ -206,7 +207,7 @@ impl Stored {
 
     /// Root tree id to the lock's blob id; `None` when malformed.
     pub fn trees(&self) -> Option<IdMap<Option<ObjectId>>> {
-        self.section(0, |r| r.id_map(In::opt_id))
+        self.section(0, |r| r.id_map(Decoder::opt_id))
     }
 
     /// Pair of lock blobs to what changed; `None` when malformed.
@@ -274,15 +275,16 @@ pub fn store(
     lock_path: &Path,
     contents: &Contents,
 ) -> std::io::Result<()> {
-    cachefile::write(file, "log", &encode(contents, hash, lock_path))
+    store::write(file, "log", &encode(contents, hash, lock_path))
 }
 
-/// The file's bytes: magic, writer, id length, lock path, the lengths of
-/// the four sections, the sections (trees, pairs, commits, walks), then
-/// the SHA-256 of all that (so truncation and corruption show). Maps are
+/// The file's bytes: the header every cache file has (magic, writer,
+/// name), id length, lock path, the lengths of the four sections, the
+/// sections (trees, pairs, commits, walks), then the seal over all that
+/// (so truncation and corruption show). Maps are
 /// written sorted, so equal contents make equal files.
 fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u8> {
-    let mut trees = Out(Vec::with_capacity(4 + contents.trees.len() * 48));
+    let mut trees = Encoder(Vec::with_capacity(4 + contents.trees.len() * 48));
     let mut sorted: Vec<_> = contents.trees.iter().collect();
     sorted.sort_unstable();
     trees.u32(sorted.len());
@@ -291,7 +293,7 @@ fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u
         trees.id(*blob);
     }
 
-    let mut pairs = Out(Vec::with_capacity(4 + contents.pairs.len() * 160));
+    let mut pairs = Encoder(Vec::with_capacity(4 + contents.pairs.len() * 160));
     let mut sorted: Vec<_> = contents.pairs.iter().collect();
     sorted.sort_unstable_by_key(|(k, _)| **k);
     pairs.u32(sorted.len());
@@ -313,7 +315,7 @@ fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u
         }
     }
 
-    let mut commits = Out(Vec::with_capacity(4 + contents.commits.len() * 160));
+    let mut commits = Encoder(Vec::with_capacity(4 + contents.commits.len() * 160));
     let mut sorted: Vec<_> = contents.commits.iter().collect();
     sorted.sort_unstable_by_key(|(k, _)| **k);
     commits.u32(sorted.len());
@@ -333,7 +335,7 @@ fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u
         }
     }
 
-    let mut walks = Out(Vec::new());
+    let mut walks = Encoder(Vec::new());
     walks.u32(contents.walks.len());
     for (tip, steps) in &contents.walks {
         walks.0.extend_from_slice(tip.as_slice());
@@ -348,11 +350,10 @@ fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u
     }
 
     let sections = [trees.0, pairs.0, commits.0, walks.0];
-    let mut out = Out(Vec::with_capacity(
+    let mut out = LOG.begin(
+        &name(lock_path),
         256 + sections.iter().map(Vec::len).sum::<usize>(),
-    ));
-    out.0.extend_from_slice(MAGIC);
-    out.bytes(WRITER.as_bytes());
+    );
     out.0.push(hash.len_in_bytes() as u8);
     out.bytes(lock_path.as_os_str().as_encoded_bytes());
     for section in &sections {
@@ -361,7 +362,7 @@ fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u
     for section in &sections {
         out.0.extend_from_slice(section);
     }
-    cachefile::seal(out.0)
+    store::seal(out.0)
 }
 
 #[cfg(test)]
@@ -376,7 +377,7 @@ fn decode(bytes: &[u8], hash: gix::hash::Kind, lock_path: &Path) -> Option<Conte
 }
 
 /// One entry change, as [`take_change`] reads it back.
-fn put_change(out: &mut Out, c: &LogChange) {
+fn put_change(out: &mut Encoder, c: &LogChange) {
     out.bytes(c.kind.as_str().as_bytes());
     out.bytes(c.server.as_bytes());
     out.opt(c.tool.as_deref());
@@ -395,7 +396,7 @@ fn put_change(out: &mut Out, c: &LogChange) {
 }
 
 /// One entry change; `None` for an unknown kind or field name.
-fn take_change(r: &mut In<'_>) -> Option<LogChange> {
+fn take_change(r: &mut Decoder<'_>) -> Option<LogChange> {
     let kind = r.str()?;
     let kind = *KINDS.iter().find(|k| k.as_str() == kind)?;
     let server = r.str()?.to_string();
@@ -535,13 +536,14 @@ mod tests {
             .position(|w| w == from.as_bytes())
             .expect("present");
         body[at..at + to.len()].copy_from_slice(to.as_bytes());
-        cachefile::seal(body)
+        store::seal(body)
     }
 
     #[test]
     fn another_lock_path_or_writer_is_refused() {
         let bytes = encode(&sample(), SHA1, Path::new("kams.lock"));
         assert_eq!(decode(&bytes, SHA1, Path::new("other.lock")), None);
+        const WRITER: &str = env!("CARGO_PKG_VERSION");
         let writer = "9".repeat(WRITER.len());
         let other = forged(&bytes, WRITER, &writer);
         assert_eq!(decode(&other, SHA1, Path::new("kams.lock")), None);

@@ -17,19 +17,19 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::bytes::Shared;
+use crate::cache::store::{self, Decoder, Encoder};
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
-use crate::git::cachefile::{self, In, Out};
-use crate::input::Shared;
 use crate::json::Object;
 
-use super::format::{share_approval, Approval, Entry, Lock, LockServer, State};
+use crate::lock::format::{share_approval, Approval, Entry, Lock, LockServer, State};
 
 /// The lock index files.
-const INDEX: cachefile::Named = cachefile::Named {
+const INDEX: store::Named = store::Named {
     prefix: "lock-",
     magic: b"kams-lix\0\0\0\x04",
-    keep: cachefile::Named::KEEP,
+    keep: store::Named::KEEP,
 };
 
 /// What an index describes.
@@ -38,15 +38,15 @@ pub enum Key {
     /// The lock committed as this blob.
     Blob(gix::ObjectId),
     /// The lock text with this BLAKE3 hash (after any byte order mark;
-    /// see [`cachefile::Namer`]).
+    /// see [`store::Namer`]).
     Text(Digest),
 }
 
 impl Key {
     /// The key of a lock file's text (a lock file read from the work tree
-    /// takes its hash from [`crate::git::stamp::digest`]).
+    /// takes its hash from [`crate::cache::stamp::digest`]).
     pub fn of_text(text: &[u8]) -> Key {
-        Key::Text(cachefile::Namer::of(text))
+        Key::Text(store::Namer::of(text))
     }
 
     /// The key's name: `blob-<id>` or `blake3-<hex>`.
@@ -79,7 +79,7 @@ pub fn load(
 }
 
 /// Writes the index of `lock` (as read, with its spans) for `key` (see
-/// [`cachefile::Named::store`]). Nothing is written for a lock some entry
+/// [`store::Named::store`]). Nothing is written for a lock some entry
 /// of which has no span.
 pub fn store(common_dir: &Path, key: &Key, lock: &Lock) -> std::io::Result<()> {
     match encode(lock, key) {
@@ -90,7 +90,7 @@ pub fn store(common_dir: &Path, key: &Key, lock: &Lock) -> std::io::Result<()> {
 
 /// The file's body after its header: each server (name, launch, server
 /// entry, tools). `None` when an entry has no span.
-fn encode(lock: &Lock, key: &Key) -> Option<Out> {
+fn encode(lock: &Lock, key: &Key) -> Option<Encoder> {
     let mut out = INDEX.begin(&key.name(), 64 + lock.len() * 320);
     out.u32(lock.servers.len());
     for (name, server) in &lock.servers {
@@ -119,7 +119,7 @@ fn encode(lock: &Lock, key: &Key) -> Option<Out> {
     Some(out)
 }
 
-fn put_entry(out: &mut Out, e: &Entry) -> Option<()> {
+fn put_entry(out: &mut Encoder, e: &Entry) -> Option<()> {
     let span = e.lazy.0.as_ref()?.1.clone();
     out.0.push(match e.state {
         State::Provisional => 0,
@@ -135,7 +135,7 @@ fn put_entry(out: &mut Out, e: &Entry) -> Option<()> {
     Some(())
 }
 
-fn put_approval(out: &mut Out, a: Option<&Approval>) {
+fn put_approval(out: &mut Encoder, a: Option<&Approval>) {
     match a {
         Some(a) => {
             out.0.push(1);
@@ -148,7 +148,7 @@ fn put_approval(out: &mut Out, a: Option<&Approval>) {
 }
 
 /// The lock `bytes` describe, its pages given to `release` as they are
-/// read (see [`cachefile::Giving`]).
+/// read (see [`store::Giving`]).
 fn decode(
     bytes: &[u8],
     key: &Key,
@@ -203,7 +203,7 @@ pub(crate) fn sorted<V>(items: Vec<(String, V)>) -> Option<BTreeMap<String, V>> 
 
 /// One entry. `last` is the approval read before (see [`share_approval`]).
 fn take_entry(
-    r: &mut In<'_>,
+    r: &mut Decoder<'_>,
     text: &Option<Shared>,
     len: Option<usize>,
     field_digests: bool,
@@ -260,7 +260,7 @@ mod tests {
 
     /// The lock `bytes` describe, nothing released.
     fn decode(bytes: &[u8], key: &Key, text: Option<Shared>) -> Option<Lock> {
-        super::decode(bytes, key, text, true, &cachefile::keep)
+        super::decode(bytes, key, text, true, &store::keep)
     }
 
     fn sample() -> (Shared, Lock) {
@@ -278,7 +278,7 @@ mod tests {
     }
 
     fn sealed(lock: &Lock, key: &Key) -> Option<Vec<u8>> {
-        encode(lock, key).map(|out| cachefile::seal(out.0))
+        encode(lock, key).map(|out| store::seal(out.0))
     }
 
     fn spans(lock: &Lock) -> Vec<std::ops::Range<usize>> {
@@ -326,8 +326,8 @@ mod tests {
         let (text, lock) = sample();
         let key = Key::of_text((*text).as_ref());
         let bytes = sealed(&lock, &key).expect("every entry has a span");
-        let mut bare = super::decode(&bytes, &key, Some(text.clone()), false, &cachefile::keep)
-            .expect("decodes");
+        let mut bare =
+            super::decode(&bytes, &key, Some(text.clone()), false, &store::keep).expect("decodes");
         let entries = |l: &Lock| -> Vec<(String, Option<String>, Entry)> {
             l.servers
                 .iter()
@@ -382,7 +382,7 @@ mod tests {
         // never a panic.
         for n in 0..bytes.len() - 32 {
             for xor in [0x01, 0x80, 0xff] {
-                let _ = decode(&cachefile::forged(&bytes, n, xor), &key, Some(text.clone()));
+                let _ = decode(&store::forged(&bytes, n, xor), &key, Some(text.clone()));
             }
         }
         // Digests only: no text, no spans kept.
@@ -404,7 +404,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let (text, lock) = sample();
         let _ = text;
-        let keep = cachefile::Named::KEEP;
+        let keep = store::Named::KEEP;
         for n in 0..keep + 3 {
             let key = Key::of_text(format!("lock {n}").as_bytes());
             store(&dir, &key, &lock).expect("written");
@@ -416,7 +416,7 @@ mod tests {
             f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1000 + n as u64))
                 .expect("sets the time");
         }
-        cachefile::prune(&dir.join("kams"), "lock-", keep);
+        store::prune(&dir.join("kams"), "lock-", keep);
         let left = std::fs::read_dir(dir.join("kams")).expect("lists").count();
         assert_eq!(left, keep);
         for n in 0..3 {
