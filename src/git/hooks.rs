@@ -13,7 +13,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use gix::ObjectId;
 
 use super::cache::{Compared, LogChange};
-use super::history::Versions;
+use super::history::{Versions, Which};
 use super::signature::{Signed, Verdict, Verifier};
 use crate::lock::{self, Lock};
 
@@ -717,18 +717,20 @@ impl<'r> LockHistory<'r> {
             } else {
                 let now = match self.versions.same_values(*other, blob, &entries)? {
                     Ok(same) => same,
-                    Err((at_commit, message)) => {
-                        let at = if at_commit { commit.id } else { *parent };
+                    Err((which, message)) => {
+                        let at = match which {
+                            Which::A => *parent,
+                            Which::B => commit.id,
+                        };
                         return Err(unreadable(&self.rel, at, &message));
                     }
                 };
                 let before = match self.versions.same_values(base_blob, *other, &entries)? {
                     Ok(same) => same,
-                    Err((at_other, message)) => {
-                        let at = if at_other {
-                            *parent
-                        } else {
-                            base.unwrap_or(*parent)
+                    Err((which, message)) => {
+                        let at = match which {
+                            Which::A => base.unwrap_or(*parent),
+                            Which::B => *parent,
                         };
                         return Err(unreadable(&self.rel, at, &message));
                     }
