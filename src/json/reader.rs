@@ -360,19 +360,6 @@ impl<'a> Reader<'a> {
         &mut self,
         visit: impl FnMut(&mut Self, usize) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.array_until(|_, _| false, visit).map(drop)
-    }
-
-    /// [`Reader::array`], asking `stop(n, offset)` before element `n`
-    /// (at byte `offset`): when it answers true, the reader is left
-    /// there, inside the array, and `Some(n)` is returned; resume with
-    /// [`Reader::array_resume`] or take over another reader's state with
-    /// [`Reader::adopt`]. `None` when the array was read to its end.
-    pub fn array_until<E: From<ParseError>>(
-        &mut self,
-        stop: impl FnMut(usize, usize) -> bool,
-        visit: impl FnMut(&mut Self, usize) -> Result<(), E>,
-    ) -> Result<Option<usize>, E> {
         self.p.ws();
         if self.p.s.get(self.p.i) != Some(&b'[') {
             return Err(self.p.err("expected an array").into());
@@ -384,62 +371,19 @@ impl<'a> Reader<'a> {
         if self.p.s.get(self.p.i) == Some(&b']') {
             self.p.i += 1;
             self.depth -= 1;
-            return Ok(None);
+            return Ok(());
         }
-        self.elements(0, stop, visit)
+        self.elements(visit)
     }
 
-    /// Reads on an array that [`Reader::array_until`] stopped before
-    /// element `n`, to its end.
-    pub fn array_resume<E: From<ParseError>>(
-        &mut self,
-        n: usize,
-        visit: impl FnMut(&mut Self, usize) -> Result<(), E>,
-    ) -> Result<(), E> {
-        self.elements(n, |_, _| false, visit).map(drop)
-    }
-
-    /// A second reader where this one is, for another thread to read on
-    /// from (its duplicate keys start empty); see [`Reader::adopt`].
-    pub fn fork(&self) -> Reader<'a> {
-        Reader {
-            p: Parser {
-                t: self.p.t,
-                s: self.p.s,
-                i: self.p.i,
-                path: self.p.path.clone(),
-                duplicates: Vec::new(),
-                top: self.p.top,
-                max_depth: self.p.max_depth,
-            },
-            depth: self.depth,
-            keys: self.keys.clone(),
-        }
-    }
-
-    /// Goes on from where `other`, a [`Reader::fork`] of this reader, has
-    /// got to: its position and nesting, and its duplicate keys after
-    /// this reader's.
-    pub fn adopt(&mut self, other: Reader<'a>) {
-        let duplicates = std::mem::take(&mut self.p.duplicates);
-        *self = other;
-        let theirs = std::mem::replace(&mut self.p.duplicates, duplicates);
-        self.p.duplicates.extend(theirs);
-    }
-
-    /// The elements of an array from element `n` on, the reader at its
-    /// first byte.
+    /// The elements of an array, the reader at the first one.
     fn elements<E: From<ParseError>>(
         &mut self,
-        mut n: usize,
-        mut stop: impl FnMut(usize, usize) -> bool,
         mut visit: impl FnMut(&mut Self, usize) -> Result<(), E>,
-    ) -> Result<Option<usize>, E> {
+    ) -> Result<(), E> {
+        let mut n = 0;
         loop {
             self.p.ws();
-            if stop(n, self.p.i) {
-                return Ok(Some(n));
-            }
             self.p.path.push(Segment::Index(n));
             visit(self, n)?;
             self.p.path.pop();
@@ -450,7 +394,7 @@ impl<'a> Reader<'a> {
                 Some(b']') => {
                     self.p.i += 1;
                     self.depth -= 1;
-                    return Ok(None);
+                    return Ok(());
                 }
                 None => return Err(self.p.err("unexpected end of input inside an array").into()),
                 _ => return Err(self.p.err("expected `,` or `]`").into()),
