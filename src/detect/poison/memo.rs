@@ -111,9 +111,10 @@ impl Remembered {
     }
 }
 
-/// What a thread's memo may hold: some 15,000 distinct descriptions, and a
-/// large inventory of strings that never repeat cannot make it grow past
-/// this.
+/// What a thread's memo may hold: room for the strings a large inventory
+/// repeats, and a bound, so that an inventory of strings that never repeat
+/// cannot make it grow past this. A larger memo, or one shared by the
+/// threads, was measured and dropped (docs/performance.md).
 const MEMO_BYTES: usize = 4 << 20;
 
 /// Readings of the strings this thread read, by text. Descriptor strings

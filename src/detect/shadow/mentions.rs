@@ -16,9 +16,10 @@ use crate::inventory::{Inventory, Tool};
 type ServerTool = (Arc<str>, Arc<str>);
 
 /// The inventory's tool names, for finding them in text. Each server's and
-/// each tool's name is copied once and shared by every list naming it (a
-/// large inventory lists 100,000 tools: a copy per mention was most of the
-/// detectors' memory).
+/// each tool's name is copied once and shared by every list naming it: a
+/// large inventory names its tools in many lists, and a copy per mention
+/// was much of the detectors' memory (docs/performance.md, "Shadow's name
+/// index copies each name once").
 pub(super) struct Names {
     /// A bit per [`quick_key`] of every tool name: a word whose bit is
     /// clear is no tool name, known without hashing it (most words of

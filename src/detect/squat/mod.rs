@@ -43,9 +43,10 @@ const MAX_SHOWN: usize = 8;
 const MAX_GROUP: usize = 256;
 
 /// Longest name (in characters) judged for near misses. Near-miss keys
-/// and the edit distance cost the square of the length, so a 100 KB name
-/// took minutes; MCP asks for names of 128 characters at most, and a
-/// longer one is still compared for lookalikes (folds, spellings).
+/// and the edit distance cost the square of the length, so one very long
+/// name could stall a whole scan (see docs/performance.md); MCP asks for
+/// names of 128 characters at most, and a longer one is still compared
+/// for lookalikes (folds, spellings).
 const MAX_NEAR_MISS_CHARS: usize = 128;
 
 impl Detector for Squat {
