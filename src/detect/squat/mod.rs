@@ -18,16 +18,19 @@
 //! each distinct name is filed under its skeletons, its spellings and its
 //! one-letter deletions, and only names that share a key are compared.
 
+mod lookalike;
+
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
-use unicode_security::mixed_script::AugmentedScriptSet;
-use unicode_security::{skeleton, MixedScript, RestrictionLevel, RestrictionLevelDetection};
+use unicode_security::skeleton;
 
 use super::{Context, Detector};
 use crate::finding::{Class, Finding, Severity};
 use crate::lock::State;
+
+use lookalike::{own_signals, posers, posing};
 
 /// Reports tool names that are lookalikes or near misses of other names.
 pub struct Squat;
@@ -40,9 +43,10 @@ const MAX_SHOWN: usize = 8;
 const MAX_GROUP: usize = 256;
 
 /// Longest name (in characters) judged for near misses. Near-miss keys
-/// and the edit distance cost the square of the length, so a 100 KB name
-/// took minutes; MCP asks for names of 128 characters at most, and a
-/// longer one is still compared for lookalikes (folds, spellings).
+/// and the edit distance cost the square of the length, so one very long
+/// name could stall a whole scan (see docs/performance.md); MCP asks for
+/// names of 128 characters at most, and a longer one is still compared
+/// for lookalikes (folds, spellings).
 const MAX_NEAR_MISS_CHARS: usize = 128;
 
 impl Detector for Squat {
@@ -487,146 +491,6 @@ fn whose(k: &Known<'_>) -> String {
     }
 }
 
-/// A character that poses as another: one whose skeleton is a different
-/// character (Cyrillic і, Greek ι, capital I for l, 0 for O) or nothing
-/// at all (zero-width). Lowercase ASCII letters are the prototypes, never
-/// posers (`m` folds to `rn`, but `m` is what a reader expects).
-fn posing(c: char) -> bool {
-    if c.is_ascii_lowercase() || is_separator(c) {
-        return false;
-    }
-    let mut buf = [0u8; 4];
-    let s: String = skeleton(c.encode_utf8(&mut buf)).collect();
-    s.to_lowercase() != c.to_lowercase().collect::<String>()
-}
-
-fn script_of(c: char) -> String {
-    let set = AugmentedScriptSet::for_char(c);
-    if set.is_all() {
-        "Common".to_string()
-    } else {
-        set.to_string()
-    }
-}
-
-/// Each character of `name` that poses as another, as evidence.
-fn posers(name: &str) -> Vec<String> {
-    name.chars()
-        .enumerate()
-        .filter(|&(_, c)| posing(c))
-        .map(|(i, c)| {
-            let reads: String = skeleton(c.encode_utf8(&mut [0u8; 4])).collect();
-            let reads = if reads.is_empty() {
-                "nothing (invisible)".to_string()
-            } else {
-                format!("`{reads}`")
-            };
-            format!(
-                "`{c}` U+{:04X} ({}) at char {i} reads as {reads}",
-                c as u32,
-                script_of(c)
-            )
-        })
-        .collect()
-}
-
-/// Signals from the name alone: scripts mixed inside a word, a whole
-/// word of lookalike letters, a capital I posing as l.
-fn own_signals(n: &Name<'_>) -> Vec<(Severity, String)> {
-    let mut out = Vec::new();
-    let name = n.text;
-    // Cheap exit for the common case: an ASCII name can only carry the
-    // capital-I signal.
-    if !name.is_ascii() {
-        let words: Vec<&str> = name
-            .split(|c: char| !c.is_alphabetic())
-            .filter(|w| !w.is_empty())
-            .collect();
-        let shown: String = skeleton(name).collect();
-        let scripts = || {
-            let mut s: Vec<String> = name
-                .chars()
-                .filter(|c| c.is_alphabetic())
-                .map(script_of)
-                .collect();
-            s.sort();
-            s.dedup();
-            s.join(", ")
-        };
-        if words.iter().any(|w| !w.is_single_script()) {
-            if shown.as_str().is_single_script() {
-                out.push((
-                    Severity::High,
-                    format!(
-                        "mixes scripts inside a word ({}) and reads as `{shown}`: {}",
-                        scripts(),
-                        posers(name).join("; ")
-                    ),
-                ));
-            } else {
-                out.push((
-                    Severity::Medium,
-                    format!("mixes scripts inside a word ({})", scripts()),
-                ));
-            }
-        } else if !name.is_single_script()
-            && name.detect_restriction_level() >= RestrictionLevel::MinimallyRestrictive
-        {
-            out.push((
-                Severity::Low,
-                format!("has words in different scripts ({})", scripts()),
-            ));
-        } else if name.chars().any(char::is_alphabetic)
-            && name
-                .chars()
-                .filter(|c| c.is_alphabetic())
-                .all(|c| !c.is_ascii())
-            && shown.is_ascii()
-            && n.posing > 0
-        {
-            out.push((
-                Severity::Medium,
-                format!(
-                    "is written in {} letters that all look Latin: it reads as `{shown}`",
-                    scripts()
-                ),
-            ));
-        }
-    }
-    if let Some(reads) = capital_i_as_l(name) {
-        out.push((
-            Severity::Medium,
-            format!("has a capital `I` between lowercase letters, where `l` would be: it reads as `{reads}`"),
-        ));
-    }
-    out
-}
-
-/// In a lowercase `snake_case` or `kebab-case` name (no camel humps are
-/// expected there), a capital I between lowercase letters is an l in
-/// disguise (`edit_fiIe`). Returns the name with it read as l.
-fn capital_i_as_l(name: &str) -> Option<String> {
-    if !name.contains(['_', '-']) {
-        return None;
-    }
-    let c: Vec<char> = name.chars().collect();
-    let mut disguised = false;
-    for i in 0..c.len() {
-        if !c[i].is_uppercase() {
-            continue;
-        }
-        let between = i > 0
-            && i + 1 < c.len()
-            && c[i - 1].is_ascii_lowercase()
-            && c[i + 1].is_ascii_lowercase();
-        if c[i] != 'I' || !between {
-            return None;
-        }
-        disguised = true;
-    }
-    disguised.then(|| name.replace('I', "l"))
-}
-
 /// Words of a name (see [`super::text::identifier_words`]).
 fn words(name: &str) -> Vec<String> {
     super::text::identifier_words(name)
@@ -754,7 +618,7 @@ pub(super) mod tests {
         lock
     }
 
-    fn squats(inv: &Inventory, lock: &Lock) -> Vec<(String, String, Severity, String)> {
+    pub(super) fn squats(inv: &Inventory, lock: &Lock) -> Vec<(String, String, Severity, String)> {
         let cx = Context {
             inventory: inv,
             lock,
@@ -771,7 +635,9 @@ pub(super) mod tests {
             .collect()
     }
 
-    fn subjects(found: &[(String, String, Severity, String)]) -> Vec<(&str, &str, Severity)> {
+    pub(super) fn subjects(
+        found: &[(String, String, Severity, String)],
+    ) -> Vec<(&str, &str, Severity)> {
         found
             .iter()
             .map(|(s, t, sev, _)| (s.as_str(), t.as_str(), *sev))
@@ -1081,31 +947,6 @@ pub(super) mod tests {
         let inv = inventory(&spec);
         let found = squats(&inv, &Lock::default());
         assert!(found.is_empty(), "{:?}", &found[..found.len().min(3)]);
-    }
-
-    #[test]
-    fn scripts_that_are_not_lookalikes() {
-        let inv = inventory(&[(
-            "intl",
-            &[
-                "検索_docs",
-                "поиск",
-                "get_пользователь",
-                "сору",
-                "getIssue",
-                "list_v1beta_models",
-                "get_IP",
-            ],
-        )]);
-        let found = squats(&inv, &Lock::default());
-        assert_eq!(
-            subjects(&found),
-            vec![
-                ("intl", "get_пользователь", Severity::Low),
-                ("intl", "сору", Severity::Medium),
-            ]
-        );
-        assert!(found[1].3.contains("reads as `copy`"), "{}", found[1].3);
     }
 
     #[test]

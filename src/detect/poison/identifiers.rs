@@ -1,0 +1,153 @@
+//! Identifiers in prose: which words name a tool (of this server, or of
+//! another) or one of this tool's parameters.
+
+use super::memo::Asker;
+use super::tables::NOT_NAMES;
+use super::tokens::{Tok, PROPREF, QUOTED, TOOLOWN, TOOLX};
+
+/// What [`identifiers`] looks for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Look {
+    /// Tools, own or other, and words that are one of this tool's
+    /// parameters: their tokens are flagged.
+    ForToolsAndParams,
+    /// This tool's parameters alone, returned with their index: the
+    /// places a string names for data.
+    ForCarriers,
+}
+
+/// Identifiers in the text: tools (own, or other and tool-shaped) and this
+/// tool's parameters; flags their first token. With [`Look::ForCarriers`], only looks
+/// for parameters (every word may name one, so this second pass runs only
+/// where data moves) and returns them as (token index, parameter index).
+pub(super) fn identifiers(
+    c: &str,
+    specials: &[(usize, usize, u32)],
+    toks: &mut [Tok],
+    ask: &mut Asker<'_>,
+    look: Look,
+) -> Vec<(usize, usize)> {
+    let b = c.as_bytes();
+    let mut refs = Vec::new();
+    if look == Look::ForToolsAndParams && c.is_ascii() && !may_name_tools(b) {
+        return refs;
+    }
+    let ident = |ch: char| ch.is_alphanumeric() || matches!(ch, '_' | '-' | '.');
+    let mut chars = c.char_indices().peekable();
+    let mut first_tok = 0;
+    while let Some((s, ch)) = chars.next() {
+        if !ident(ch) {
+            continue;
+        }
+        // Plain: letters and digits only, no camelCase hump.
+        let mut plain = ch.is_alphanumeric();
+        let mut prev_lower = ch.is_lowercase();
+        let mut i = s + ch.len_utf8();
+        while let Some(&(k, ch)) = chars.peek() {
+            if !ident(ch) {
+                break;
+            }
+            plain &= ch.is_alphanumeric() && !(prev_lower && ch.is_uppercase());
+            prev_lower = ch.is_lowercase();
+            i = k + ch.len_utf8();
+            chars.next();
+        }
+        let mut e = i;
+        while e > s && matches!(b[e - 1], b'.' | b'-') {
+            e -= 1;
+        }
+        let mut s2 = s;
+        while s2 < e && matches!(b[s2], b'.' | b'-') {
+            s2 += 1;
+        }
+        if s2 >= e || specials.iter().any(|&(a, z, _)| s2 < z && a < e) {
+            continue;
+        }
+        let chunk = &c[s2..e];
+        let plain = plain
+            || (e - s2 < i - s && chunk.chars().all(char::is_alphanumeric) && !tool_shaped(chunk));
+        while first_tok < toks.len() && toks[first_tok].start < s2 {
+            first_tok += 1;
+        }
+        let k = first_tok;
+        if k >= toks.len() || toks[k].start >= e {
+            continue;
+        }
+        // An identifier reads as one token in evidence.
+        toks[k].end = toks[k].end.max(e);
+        let quoted = s2 > 0 && matches!(b[s2 - 1], b'`' | b'\'' | b'"');
+        if quoted {
+            toks[k].flags |= QUOTED;
+        }
+        if look == Look::ForCarriers {
+            if let Some(p) = ask.param(chunk) {
+                toks[k].flags |= PROPREF;
+                refs.push((k, p));
+            }
+            continue;
+        }
+        // Which parameter does not matter here, only that it is one: so a
+        // reading is reused by tools that declare it at another position.
+        if !plain && ask.is_param(chunk) {
+            toks[k].flags |= PROPREF;
+            continue;
+        }
+        if !plain && tool_shaped(chunk) {
+            toks[k].flags |= if ask.own(chunk) { TOOLOWN } else { TOOLX };
+            continue;
+        }
+        // A plain or kebab-case word names a tool only where the text says
+        // so (quoted, or before "tool"); only then is the inventory asked,
+        // which costs a look at every server.
+        let rest = c[e..].trim_start().as_bytes();
+        let before_tool = rest.len() >= 4 && rest[..4].eq_ignore_ascii_case(b"tool");
+        if !(quoted || before_tool) || NOT_NAMES.contains(&chunk.to_lowercase()) {
+            continue;
+        }
+        if ask.own(chunk) {
+            toks[k].flags |= TOOLOWN;
+        } else if ask.other(chunk) {
+            toks[k].flags |= TOOLX;
+        }
+    }
+    refs
+}
+
+/// Whether an ASCII text may name a tool: a word joined by `_`, `-` or
+/// `.`, a camelCase hump, a quoted word, or the word "tool".
+fn may_name_tools(b: &[u8]) -> bool {
+    b.windows(2).any(|w| {
+        (matches!(w[0], b'_' | b'-' | b'.' | b'`' | b'\'' | b'"') && w[1].is_ascii_alphanumeric())
+            || (w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+    }) || b.windows(4).any(|w| w.eq_ignore_ascii_case(b"tool"))
+}
+
+/// `snake_case`, `camelCase`, `mcp_server_tool` or `server.tool_name`; not
+/// an environment variable (`ALL_CAPS`) nor a file name.
+fn tool_shaped(s: &str) -> bool {
+    if !s.chars().any(|c| c.is_lowercase()) {
+        return false;
+    }
+    let prefix = s.as_bytes().get(..4);
+    if prefix.is_some_and(|p| p.eq_ignore_ascii_case(b"mcp_") || p.eq_ignore_ascii_case(b"mcp-")) {
+        return true;
+    }
+    if let Some((_, ext)) = s.rsplit_once('.') {
+        if ext.len() <= 5 && ext.chars().all(|c| c.is_ascii_lowercase()) && !s.contains('_') {
+            return false;
+        }
+    }
+    let b = s.as_bytes();
+    let snake = b
+        .windows(3)
+        .any(|w| w[0].is_ascii_alphanumeric() && w[1] == b'_' && w[2].is_ascii_alphabetic());
+    // camelCase as tools are named (`sendEmail`, `readGraph`), not brand
+    // names (`JavaScript`, `GitHub`, `iPhone`, `macOS`).
+    let camel = b.len() >= 4
+        && b[0].is_ascii_lowercase()
+        && b[1].is_ascii_lowercase()
+        && b.windows(3).any(|w| {
+            w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase() && w[2].is_ascii_lowercase()
+        });
+    snake || camel
+}

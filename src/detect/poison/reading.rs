@@ -1,0 +1,153 @@
+//! Reading one string: the steps that turn a text into the signals it
+//! fires, and into the parameters it names as the place for data.
+
+use super::encoded::blobs;
+use super::identifiers::{identifiers, Look};
+use super::markup::{headers, padding, tags};
+use super::memo::Asker;
+use super::names::ident_words;
+use super::rules::{lexicon, run_patterns, Lexicon};
+use super::secrets::{mark_secrets, sensitive_paths};
+use super::signal::{shown, Hit, Signal};
+use super::tables::{PHRASES, SLOT_WORDS};
+use super::tokens::{clean, specials, tokenize, INPATH, QUOTED, SENSPATH, URL};
+
+/// What one string says.
+#[derive(Clone, Default)]
+pub(super) struct Reading {
+    pub(super) hits: Vec<Hit>,
+    /// Parameters named where data is put, with the words that name them.
+    pub(super) carriers: Vec<(usize, String)>,
+    /// Invisible characters removed (or tag characters decoded) first.
+    pub(super) removed: usize,
+}
+
+impl Reading {
+    pub(super) fn hit(&mut self, signal: Signal, span: String) {
+        if self.hits.iter().filter(|h| h.signal == signal).count() < 3 {
+            self.hits.push(Hit { signal, span });
+        }
+    }
+    pub(super) fn full(&self, signal: Signal) -> bool {
+        self.hits.iter().filter(|h| h.signal == signal).count() >= 3
+    }
+}
+
+/// Reads one string for signals; sees the environment only through `ask`.
+pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
+    let (clean, removed) = clean(text);
+    let c: &str = &clean;
+    let mut r = Reading {
+        removed,
+        ..Reading::default()
+    };
+    if c.trim().is_empty() {
+        return r;
+    }
+    let lex = lexicon();
+    if unknown_word(c, lex) {
+        return r;
+    }
+    let specials = specials(c);
+    for &(s, e, f) in &specials {
+        if f == URL && url_slot(&c[s..e]) {
+            r.hit(
+                Signal::ExfilDestination,
+                format!("a URL with a slot for data: {}", shown(&c[s..e])),
+            );
+        }
+    }
+    let mut toks = tokenize(c, &specials, lex);
+    for (s, e) in sensitive_paths(c, &specials) {
+        let mut first = true;
+        for t in toks.iter_mut().filter(|t| t.start >= s && t.start < e) {
+            t.flags |= INPATH;
+            if first {
+                // The path reads as one token in evidence.
+                t.flags |= SENSPATH;
+                t.start = s;
+                t.end = t.end.max(e);
+                first = false;
+            }
+        }
+    }
+    identifiers(c, &specials, &mut toks, ask, Look::ForToolsAndParams);
+    mark_secrets(&mut toks, lex);
+    run_patterns(c, &toks, lex, &mut r);
+    tags(c, &mut r);
+    headers(c, &mut r);
+    padding(c, &mut r);
+    if !c.is_ascii() {
+        for (signal, phrase) in PHRASES {
+            if let Some(i) = c.find(phrase) {
+                r.hit(*signal, shown(&c[i..]));
+            }
+        }
+    }
+    if depth == 0 {
+        blobs(c, &specials, ask, &mut r);
+    }
+    // Parameters this string names where data goes: quoted, after "as",
+    // "in", "into", "to the", or before "field", "parameter".
+    if !r.hits.iter().any(|h| h.signal.moves_data()) {
+        return r;
+    }
+    let refs = identifiers(c, &specials, &mut toks, ask, Look::ForCarriers);
+    let (prev_ok, next_ok) = (&lex.carrier_prev, &lex.argnoun);
+    for (i, param) in refs {
+        let t = &toks[i];
+        let before = i > 0 && toks[i - 1].clause == t.clause && prev_ok.has(toks[i - 1].id);
+        let after = toks
+            .get(i + 1)
+            .is_some_and(|n| n.clause == t.clause && next_ok.has(n.id));
+        if t.flags & QUOTED != 0 || before || after {
+            let from = if before { toks[i - 1].start } else { t.start };
+            let to = if after { toks[i + 1].end } else { t.end };
+            r.carriers.push((param, shown(&c[from..to])));
+        }
+    }
+    r
+}
+
+/// A single plain word that is no word of the lexicon (`string`, `id`,
+/// `cursor`): most strings of a schema, and nothing can fire in them.
+fn unknown_word(c: &str, lex: &Lexicon) -> bool {
+    let b = c.as_bytes();
+    if b.len() > 32 || !b.iter().all(u8::is_ascii_alphabetic) {
+        return false;
+    }
+    if b.windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+    {
+        return false;
+    }
+    let mut buf = [0u8; 32];
+    buf[..b.len()].copy_from_slice(b);
+    buf[..b.len()].make_ascii_lowercase();
+    let low = std::str::from_utf8(&buf[..b.len()]).unwrap_or("");
+    !lex.may_know(low) || !lex.ids.contains_key(low)
+}
+
+/// A URL with a placeholder for data to fill in: `https://x/log?d={chat_history}`,
+/// `.../${API_KEY}` (the image-link exfiltration shape).
+fn url_slot(url: &str) -> bool {
+    let slot = |inner: &str| ident_words(inner).iter().any(|w| SLOT_WORDS.contains(w));
+    let mut rest = url;
+    while let Some(k) = rest.find(['{', '$']) {
+        let tail = &rest[k + 1..];
+        let inner = match tail.find('}') {
+            Some(end) if rest.as_bytes()[k] == b'{' => &tail[..end],
+            _ => {
+                let end = tail
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '{'))
+                    .unwrap_or(tail.len());
+                &tail[..end]
+            }
+        };
+        if slot(inner) {
+            return true;
+        }
+        rest = tail;
+    }
+    false
+}

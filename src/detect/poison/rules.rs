@@ -1,0 +1,391 @@
+//! The rule language: the word classes and patterns of [`super::tables`]
+//! compiled once into a lexicon (word ids, sets of ids, steps), and the
+//! matcher that runs the patterns over the tokens of each clause.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::OnceLock;
+
+use super::reading::Reading;
+use super::signal::{shown, Signal};
+use super::tables::{CLASSES, PATTERNS};
+use super::tokens::{Tok, CAPS, COLON, COMMA, EMAIL, PHONE, PROPREF, SECRET, SENSPATH, TOOLX, URL};
+
+fn flag(name: &str) -> u32 {
+    match name {
+        "URL" => URL,
+        "EMAIL" => EMAIL,
+        "PHONE" => PHONE,
+        "SENSPATH" => SENSPATH,
+        "TOOLX" => TOOLX,
+        "PROPREF" => PROPREF,
+        "COLON" => COLON,
+        "COMMA" => COMMA,
+        "CAPS" => CAPS,
+        "SECRET" => SECRET,
+        other => panic!("poison pattern: unknown flag #{other}"),
+    }
+}
+
+pub(super) const NO_WORD: u16 = u16::MAX;
+
+/// FNV-1a: word lookups are many and short; SipHash's DoS resistance buys
+/// nothing for a fixed table.
+#[derive(Default)]
+pub(super) struct Fnv(pub(super) u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// A set of word ids.
+#[derive(Clone, Debug)]
+pub(super) struct WordSet(pub(super) Vec<u64>);
+
+impl WordSet {
+    pub(super) fn new(n: usize) -> WordSet {
+        WordSet(vec![0; n.div_ceil(64)])
+    }
+    pub(super) fn insert(&mut self, id: u16) {
+        self.0[usize::from(id) >> 6] |= 1 << (id & 63);
+    }
+    pub(super) fn has(&self, id: u16) -> bool {
+        id != NO_WORD && (self.0[usize::from(id) >> 6] >> (id & 63)) & 1 == 1
+    }
+    fn union(&mut self, other: &WordSet) {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a |= b;
+        }
+    }
+    pub(super) fn ids(&self) -> impl Iterator<Item = u16> + '_ {
+        self.0.iter().enumerate().flat_map(|(i, w)| {
+            (0..64u16).filter_map(move |b| ((w >> b) & 1 == 1).then_some(i as u16 * 64 + b))
+        })
+    }
+}
+
+/// One way an element can match a token: a word (if any) and flags.
+struct Alt {
+    pub(super) words: Option<WordSet>,
+    pub(super) flags: u32,
+}
+
+struct Step {
+    alts: Vec<Alt>,
+    pub(super) optional: bool,
+    gap: u8,
+}
+
+impl Step {
+    pub(super) fn matches(&self, t: &Tok) -> bool {
+        self.alts
+            .iter()
+            .any(|a| a.words.as_ref().is_none_or(|w| w.has(t.id)) && t.flags & a.flags == a.flags)
+    }
+}
+
+struct Pattern {
+    pub(super) signal: Signal,
+    not_after: Option<WordSet>,
+    steps: Vec<Step>,
+}
+
+pub(super) struct Lexicon {
+    pub(super) ids: HashMap<&'static str, u16, BuildHasherDefault<Fnv>>,
+    patterns: Vec<Pattern>,
+    /// Patterns whose first element may match a word, by word id.
+    by_word: Vec<Vec<u16>>,
+    /// Patterns whose first element matches on flags alone.
+    by_flag: Vec<u16>,
+    /// Bits of [`quick_index`] of every word.
+    quick: Vec<u64>,
+    // Classes the code (not only the patterns) uses.
+    pub(super) secret1: WordSet,
+    pub(super) secret_head: WordSet,
+    pub(super) secret_tail: WordSet,
+    pub(super) carrier_prev: WordSet,
+    pub(super) argnoun: WordSet,
+}
+
+impl Lexicon {
+    /// False when no word of the lexicon has this length, first and last
+    /// letter (in either case, as ASCII has no letter whose lowercase
+    /// differs in length): most words of a text are looked up no further.
+    pub(super) fn may_know(&self, w: &str) -> bool {
+        match quick_index(w) {
+            Some(i) => (self.quick[i >> 6] >> (i & 63)) & 1 == 1,
+            None => true,
+        }
+    }
+}
+
+/// The bit of [`Lexicon::may_know`] for an ASCII word that starts and ends
+/// with a letter, the same for every case of its letters.
+fn quick_index(w: &str) -> Option<usize> {
+    let b = w.as_bytes();
+    let (first, last) = (
+        b.first()?.to_ascii_lowercase(),
+        b.last()?.to_ascii_lowercase(),
+    );
+    (first.is_ascii_lowercase() && last.is_ascii_lowercase())
+        .then(|| (b.len().min(31) * 26 + usize::from(first - b'a')) * 26 + usize::from(last - b'a'))
+}
+
+pub(super) fn lexicon() -> &'static Lexicon {
+    static LEX: OnceLock<Lexicon> = OnceLock::new();
+    LEX.get_or_init(build_lexicon)
+}
+
+fn literals(pattern: &'static str) -> impl Iterator<Item = &'static str> {
+    pattern
+        .split_whitespace()
+        .flat_map(|el| el.trim_start_matches(['!', '?']).split(['|', '&']))
+        .filter_map(|atom| atom.strip_prefix('\''))
+}
+
+fn build_lexicon() -> Lexicon {
+    let mut ids: HashMap<&'static str, u16, BuildHasherDefault<Fnv>> = HashMap::default();
+    let intern = |w: &'static str, ids: &mut HashMap<&'static str, u16, _>| {
+        let n = ids.len() as u16;
+        ids.entry(w).or_insert(n);
+    };
+    for (_, words) in CLASSES {
+        for w in words.split_whitespace().filter(|w| !w.starts_with('@')) {
+            intern(w, &mut ids);
+        }
+    }
+    for (_, p) in PATTERNS {
+        for w in literals(p) {
+            intern(w, &mut ids);
+        }
+    }
+    let n = ids.len();
+    let mut classes: HashMap<&'static str, WordSet> = HashMap::new();
+    for (name, words) in CLASSES {
+        let mut set = WordSet::new(n);
+        for w in words.split_whitespace() {
+            match w.strip_prefix('@') {
+                Some(other) => set.union(
+                    classes
+                        .get(other)
+                        .unwrap_or_else(|| panic!("poison class {name}: @{other} undefined")),
+                ),
+                None => set.insert(ids[w]),
+            }
+        }
+        classes.insert(name, set);
+    }
+    let words_of = |atom: &str| -> WordSet {
+        match atom.strip_prefix('\'') {
+            Some(w) => {
+                let mut s = WordSet::new(n);
+                s.insert(ids[w]);
+                s
+            }
+            None => classes
+                .get(atom)
+                .unwrap_or_else(|| panic!("poison pattern: unknown class {atom}"))
+                .clone(),
+        }
+    };
+    let mut patterns = Vec::new();
+    for (signal, src) in PATTERNS {
+        let mut steps = Vec::new();
+        let mut gap = 0u8;
+        let mut not_after = None;
+        for (i, el) in src.split_whitespace().enumerate() {
+            if let Some(g) = el.strip_prefix("..") {
+                gap = g.parse().expect("poison pattern: a gap is a number");
+                continue;
+            }
+            if i == 0 {
+                if let Some(list) = el.strip_prefix('!') {
+                    let mut set = WordSet::new(n);
+                    for atom in list.split('|') {
+                        set.union(&words_of(atom));
+                    }
+                    not_after = Some(set);
+                    continue;
+                }
+            }
+            let (optional, body) = match el.strip_prefix('?') {
+                Some(b) => (true, b),
+                None => (false, el),
+            };
+            let mut plain = WordSet::new(n);
+            let mut has_plain = false;
+            let mut alts = Vec::new();
+            for alt in body.split('|') {
+                let mut words = None;
+                let mut flags = 0;
+                for atom in alt.split('&') {
+                    match atom.strip_prefix('#') {
+                        Some(f) => flags |= flag(f),
+                        None => words = Some(words_of(atom)),
+                    }
+                }
+                match (words, flags) {
+                    (Some(w), 0) => {
+                        plain.union(&w);
+                        has_plain = true;
+                    }
+                    (words, flags) => alts.push(Alt { words, flags }),
+                }
+            }
+            if has_plain {
+                alts.push(Alt {
+                    words: Some(plain),
+                    flags: 0,
+                });
+            }
+            steps.push(Step {
+                alts,
+                optional,
+                gap,
+            });
+            gap = 0;
+        }
+        patterns.push(Pattern {
+            signal: *signal,
+            not_after,
+            steps,
+        });
+    }
+    let mut by_word = vec![Vec::new(); n];
+    let mut by_flag = Vec::new();
+    for (i, p) in patterns.iter().enumerate() {
+        let mut flagged = false;
+        for alt in &p.steps[0].alts {
+            match &alt.words {
+                Some(w) => {
+                    for id in w.ids() {
+                        if !by_word[usize::from(id)].contains(&(i as u16)) {
+                            by_word[usize::from(id)].push(i as u16);
+                        }
+                    }
+                }
+                None => flagged = true,
+            }
+        }
+        if flagged {
+            by_flag.push(i as u16);
+        }
+    }
+    let mut quick = vec![0u64; (32 * 26 * 26usize).div_ceil(64)];
+    for w in ids.keys() {
+        if let Some(i) = quick_index(w) {
+            quick[i >> 6] |= 1 << (i & 63);
+        }
+    }
+    Lexicon {
+        secret1: classes["SECRET1"].clone(),
+        secret_head: classes["SECRET_HEAD"].clone(),
+        secret_tail: classes["SECRET_TAIL"].clone(),
+        carrier_prev: classes["CARRIER_PREV"].clone(),
+        argnoun: classes["ARGNOUN"].clone(),
+        ids,
+        patterns,
+        by_word,
+        by_flag,
+        quick,
+    }
+}
+
+pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
+    let mut next_free: Vec<usize> = Vec::new();
+    for i in 0..toks.len() {
+        let t = &toks[i];
+        let by_word: &[u16] = if t.id == NO_WORD {
+            &[]
+        } else {
+            &lex.by_word[usize::from(t.id)]
+        };
+        let by_flag: &[u16] = if t.flags == 0 { &[] } else { &lex.by_flag };
+        for &p in by_word.iter().chain(by_flag) {
+            let p = usize::from(p);
+            if next_free.get(p).is_some_and(|&n| n > i) {
+                continue;
+            }
+            let pat = &lex.patterns[p];
+            if r.full(pat.signal) || !pat.steps[0].matches(t) {
+                continue;
+            }
+            if let Some(na) = &pat.not_after {
+                if i > 0 && toks[i - 1].clause == t.clause && na.has(toks[i - 1].id) {
+                    continue;
+                }
+            }
+            if let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause) {
+                let to = toks[i..end.max(i + 1)]
+                    .iter()
+                    .map(|t| t.end)
+                    .max()
+                    .unwrap_or(t.end);
+                r.hit(pat.signal, shown(&c[t.start..to]));
+                if next_free.is_empty() {
+                    next_free.resize(lex.patterns.len(), 0);
+                }
+                next_free[p] = end.max(i + 1);
+            }
+        }
+    }
+}
+
+/// Matches `steps` from token `from` on, within one clause; returns the
+/// index after the last token matched.
+fn match_steps(steps: &[Step], toks: &[Tok], from: usize, clause: u32) -> Option<usize> {
+    let Some((step, rest)) = steps.split_first() else {
+        return Some(from);
+    };
+    let last = from + usize::from(step.gap);
+    let mut j = from;
+    while j <= last && j < toks.len() && toks[j].clause == clause {
+        if step.matches(&toks[j]) {
+            if let Some(e) = match_steps(rest, toks, j + 1, clause) {
+                return Some(e);
+            }
+        }
+        j += 1;
+    }
+    if step.optional {
+        return match_steps(rest, toks, from, clause);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_compiles_and_starts_with_a_required_element() {
+        let lex = lexicon();
+        assert_eq!(lex.patterns.len(), PATTERNS.len());
+        for (p, (_, src)) in lex.patterns.iter().zip(PATTERNS) {
+            assert!(!p.steps.is_empty(), "{src}");
+            assert!(!p.steps[0].optional, "{src}: first element is optional");
+            for s in &p.steps {
+                for a in &s.alts {
+                    assert!(
+                        a.words.is_some() || a.flags != 0,
+                        "{src}: matches any token"
+                    );
+                }
+            }
+        }
+    }
+}

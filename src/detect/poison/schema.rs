@@ -1,0 +1,261 @@
+//! The schema walk: input and output schemas read as structure rather than
+//! prose. Parameters named for a covert channel or a secret, types that are
+//! no JSON Schema type, `required` entries that name nothing declared,
+//! unknown keywords that hold prose, and external URLs fixed as a value.
+
+use super::names::{fold, ident_words, Param};
+use super::signal::{shown, Signal, SignalsByPointer};
+use super::tables::{known_key, Words, COVERT, ORDER_WORDS, SECRET_WORDS, SOLICIT_WORDS};
+use crate::json::{push_pointer_token, Value};
+
+pub(super) struct SchemaWalk<'a> {
+    pub(super) signals: &'a mut SignalsByPointer,
+    /// Input parameters are collected (and their names checked); output
+    /// properties are not parameters.
+    pub(super) params: Option<&'a mut Vec<Param>>,
+    pub(super) fixed_urls: &'a mut Vec<String>,
+}
+
+/// JSON Schema's type names.
+const TYPES: [&str; 7] = [
+    "string", "number", "integer", "boolean", "object", "array", "null",
+];
+
+impl SchemaWalk<'_> {
+    pub(super) fn schema(&mut self, v: &Value, at: &mut String, name: Option<&str>) {
+        let Some(o) = v.as_object() else {
+            return;
+        };
+        let declared: Option<Vec<&str>> = o
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.iter().map(|(k, _)| k.as_str()).collect());
+        for (k, val) in o.iter() {
+            let len = at.len();
+            at.push('/');
+            push_pointer_token(at, k);
+            match k.as_str() {
+                "properties" | "patternProperties" | "$defs" | "definitions"
+                | "dependentSchemas" => {
+                    if let Some(map) = val.as_object() {
+                        for (prop, sub) in map.iter() {
+                            let l2 = at.len();
+                            at.push('/');
+                            push_pointer_token(at, prop);
+                            if k == "properties" {
+                                self.param(prop, at);
+                            }
+                            self.schema(sub, at, Some(prop));
+                            at.truncate(l2);
+                        }
+                    }
+                }
+                "items" | "prefixItems" | "anyOf" | "allOf" | "oneOf" => match val {
+                    Value::Array(list) => {
+                        for (i, sub) in list.iter().enumerate() {
+                            let l2 = at.len();
+                            at.push('/');
+                            at.push_str(&i.to_string());
+                            self.schema(sub, at, name);
+                            at.truncate(l2);
+                        }
+                    }
+                    _ => self.schema(val, at, name),
+                },
+                "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames"
+                | "unevaluatedItems"
+                | "unevaluatedProperties"
+                | "additionalItems"
+                | "contentSchema" => self.schema(val, at, name),
+                "type" => self.schema_type(val, at),
+                "required" => {
+                    if let (Some(decl), Some(list)) = (&declared, val.as_array()) {
+                        for (i, r) in list.iter().enumerate() {
+                            let Some(r) = r.as_str() else { continue };
+                            if !decl.contains(&r) {
+                                let p = format!("{at}/{i}");
+                                self.signals.add(
+                                    &p,
+                                    Signal::UndeclaredRequired,
+                                    format!("required names no declared property: {}", shown(r)),
+                                );
+                            }
+                        }
+                    }
+                }
+                "const" => {
+                    if let Some(url) = val.as_str().filter(|s| external_url(s)) {
+                        self.fixed(at, url, "const");
+                    }
+                }
+                "enum" => {
+                    if let Some([only]) = val.as_array() {
+                        if let Some(url) = only.as_str().filter(|s| external_url(s)) {
+                            let p = format!("{at}/0");
+                            self.fixed(&p, url, "the only enum value");
+                        }
+                    }
+                }
+                "default" => {
+                    if let Some(url) = val.as_str().filter(|s| external_url(s)) {
+                        if name.is_some_and(destination_like) {
+                            self.fixed(at, url, "default of a destination");
+                        }
+                    }
+                }
+                key if known_key(key) => {}
+                _ => {
+                    if let Some(s) = val.as_str() {
+                        if s.split_whitespace().count() >= 3 {
+                            self.signals.add(
+                                at,
+                                Signal::UnknownKeyword,
+                                format!("`{k}` is no JSON Schema keyword and holds prose"),
+                            );
+                        }
+                    }
+                }
+            }
+            at.truncate(len);
+        }
+    }
+
+    pub(super) fn fixed(&mut self, at: &str, url: &str, what: &str) {
+        self.fixed_urls.push(url.to_string());
+        if self.params.is_some() {
+            self.signals.add(
+                at,
+                Signal::FixedDestination,
+                format!("{what} is an external URL: {}", shown(url)),
+            );
+        }
+    }
+
+    fn schema_type(&mut self, v: &Value, at: &str) {
+        let check = |s: &str| TYPES.contains(&s);
+        match v {
+            Value::String(s) if !check(s) => {
+                self.signals.add(
+                    at,
+                    Signal::SchemaType,
+                    format!("not a JSON Schema type: {}", shown(s)),
+                );
+            }
+            Value::Array(list) => {
+                for (i, t) in list.iter().enumerate() {
+                    if let Some(s) = t.as_str().filter(|s| !check(s)) {
+                        self.signals.add(
+                            &format!("{at}/{i}"),
+                            Signal::SchemaType,
+                            format!("not a JSON Schema type: {}", shown(s)),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Records an input parameter and judges its name.
+    pub(super) fn param(&mut self, name: &str, at: &str) {
+        let Some(params) = self.params.as_deref_mut() else {
+            return;
+        };
+        let folded = fold(name);
+        if folded.chars().count() >= 3 {
+            params.push(Param {
+                name: name.to_string(),
+                folded: folded.clone(),
+                pointer: at.to_string(),
+            });
+        }
+        if COVERT.contains(&folded) {
+            self.signals.add(
+                at,
+                Signal::CovertParameter,
+                format!("a parameter named like a side channel: {}", shown(name)),
+            );
+        }
+        let words = ident_words(name);
+        let has = |list: Words| words.iter().any(|w| list.contains(w));
+        let pair = |a: &str, b: &[&str]| {
+            words
+                .windows(2)
+                .any(|w| w[0] == a && b.contains(&w[1].as_str()))
+        };
+        let secret = has(SECRET_WORDS)
+            || pair("private", &["key", "keys"])
+            || pair("api", &["key", "keys"])
+            || pair("env", &["file", "vars", "variables"])
+            || pair("id", &["rsa", "dsa", "ecdsa", "ed25519"]);
+        let solicits = has(SOLICIT_WORDS)
+            || words.windows(2).any(|w| {
+                matches!(w[0].as_str(), "content" | "contents" | "output" | "value")
+                    && matches!(w[1].as_str(), "from" | "of")
+            });
+        if secret && solicits {
+            self.signals.add(
+                at,
+                Signal::SecretParameter,
+                format!("the parameter's name asks for a secret: {}", shown(name)),
+            );
+        }
+        if words.len() >= 5 && has(ORDER_WORDS) {
+            self.signals.add(
+                at,
+                Signal::InstructionName,
+                format!("the parameter's name is an instruction: {}", shown(name)),
+            );
+        }
+    }
+}
+
+/// Parameter names whose default is where something is sent.
+fn destination_like(name: &str) -> bool {
+    let f = fold(name);
+    [
+        "dest",
+        "recipient",
+        "webhook",
+        "callback",
+        "upload",
+        "exfil",
+        "report",
+        "sink",
+        "collector",
+        "endpoint",
+    ]
+    .iter()
+    .any(|w| f.contains(w))
+}
+
+/// An absolute URL to a host that is not this machine.
+fn external_url(s: &str) -> bool {
+    let s = s.trim();
+    let lower = s.to_ascii_lowercase();
+    let Some(rest) = ["http://", "https://", "ws://", "wss://", "ftp://"]
+        .iter()
+        .find_map(|p| lower.strip_prefix(p))
+    else {
+        return false;
+    };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = host.rsplit('@').next().unwrap_or("");
+    let host = if host.starts_with('[') {
+        host.split(']').next().unwrap_or("").trim_start_matches('[')
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    !(host.is_empty()
+        || host == "localhost"
+        || host.ends_with(".localhost")
+        || host.starts_with("127.")
+        || host == "::1"
+        || host == "0.0.0.0")
+}

@@ -1,0 +1,130 @@
+//! Where a text names a secret: a path to keys or credentials (any file
+//! under `~/.` included), a secret word ("password"), or a pair of words
+//! ("API key", "system prompt").
+
+use super::rules::{Lexicon, NO_WORD};
+use super::tables::{KEY_EXT, NEEDLES};
+use super::tokens::{Tok, INPATH, SECRET};
+
+/// Paths to secrets and credentials, and any file under `~/.`.
+pub(super) fn sensitive_paths(c: &str, specials: &[(usize, usize, u32)]) -> Vec<(usize, usize)> {
+    let b = c.as_bytes();
+    let stop = |x: u8| {
+        x.is_ascii_whitespace()
+            || matches!(
+                x,
+                b'"' | b'\''
+                    | b'`'
+                    | b'('
+                    | b')'
+                    | b'['
+                    | b']'
+                    | b'{'
+                    | b'}'
+                    | b'<'
+                    | b'>'
+                    | b','
+                    | b';'
+                    | b'|'
+            )
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if stop(b[i]) {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < b.len() && !stop(b[i]) {
+            i += 1;
+        }
+        let mut e = i;
+        while e > s && matches!(b[e - 1], b'.' | b':' | b'!' | b'?') {
+            e -= 1;
+        }
+        if e == s || specials.iter().any(|&(a, z, _)| s < z && a < e) {
+            continue;
+        }
+        let chunk = &c[s..e];
+        // Every needle has a path character, or is one of two words.
+        if maybe_sensitive(chunk.as_bytes()) && sensitive(&chunk.to_lowercase().replace('\\', "/"))
+        {
+            let start = chunk.find('~').map_or(s, |k| s + k);
+            out.push((start, e));
+        }
+    }
+    out
+}
+
+/// A cheap test that rules out most words before [`sensitive`] looks at
+/// every needle: a needle has a path character, starts with a dot, or
+/// holds one of these parts.
+fn maybe_sensitive(b: &[u8]) -> bool {
+    const PARTS: [&[u8]; 10] = [
+        b"id_",
+        b"authorized_keys",
+        b"kubeconfig",
+        b"mcp",
+        b"desktop_config",
+        b"wallet",
+        b"keychain",
+        b"cookies",
+        b"credentials",
+        b"secrets",
+    ];
+    let has = |n: &[u8]| b.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
+    // One pass over the chunk for both questions: this runs on every word.
+    let (mut path, mut joined) = (b.first() == Some(&b'.'), false);
+    for x in b {
+        match x {
+            b'/' | b'\\' | b'~' => path = true,
+            b'_' | b'.' => joined = true,
+            _ => {}
+        }
+    }
+    if path {
+        return true;
+    }
+    if !joined {
+        return b.eq_ignore_ascii_case(b"keychain") || b.eq_ignore_ascii_case(b"kubeconfig");
+    }
+    PARTS.iter().any(|n| has(n))
+        || b.contains(&b'.')
+            && KEY_EXT.iter().any(|x| {
+                b.len() > x.len() + 1 && b[b.len() - x.len()..].eq_ignore_ascii_case(x.as_bytes())
+            })
+}
+
+pub(super) fn sensitive(low: &str) -> bool {
+    NEEDLES.iter().any(|n| low.contains(n))
+        || low.starts_with("~/.")
+        || low.contains("$home/.")
+        || low.contains("%userprofile%/.")
+        || low
+            .split('/')
+            .any(|seg| seg == ".env" || seg.starts_with(".names.") || seg == ".ssh")
+        || KEY_EXT
+            .iter()
+            .any(|x| low.len() > x.len() + 1 && low.ends_with(x) && !low.contains("://"))
+}
+
+/// Marks secrets: single words, and pairs such as "API key", "access
+/// token", "environment variables", "system prompt", "chat history".
+pub(super) fn mark_secrets(toks: &mut [Tok], lex: &Lexicon) {
+    let (one, head, tail) = (&lex.secret1, &lex.secret_head, &lex.secret_tail);
+    for i in 0..toks.len() {
+        if toks[i].flags & INPATH != 0 || toks[i].id == NO_WORD {
+            continue;
+        }
+        if one.has(toks[i].id) {
+            toks[i].flags |= SECRET;
+        }
+        if head.has(toks[i].id) && i + 1 < toks.len() {
+            let (clause, next) = (toks[i].clause, &mut toks[i + 1]);
+            if next.clause == clause && next.flags & INPATH == 0 && tail.has(next.id) {
+                next.flags |= SECRET;
+            }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! The signals: what each is called and weighs, how the distinct signals
+//! of one string add up to a severity, and how they become one finding per
+//! JSON pointer, with its evidence. A test checks [`SIGNALS`] against the
+//! table in the parent module's documentation.
+
+use std::collections::BTreeMap;
+
+use crate::finding::{Class, Finding, Severity};
+
+/// A named signal; see the table in the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Signal {
+    InstructionBlock,
+    Override,
+    SecretParameter,
+    Concealment,
+    OtherToolOrder,
+    ReadSecret,
+    ExfilDestination,
+    EncodedText,
+    InstructionName,
+    NamedAsCarrier,
+    ReadOnlyClaim,
+    AddressedToModel,
+    RoleLabel,
+    InstructionHeader,
+    Precondition,
+    PriorityClaim,
+    ConsentBypass,
+    CallOtherTool,
+    CollectSecret,
+    FixedDestination,
+    Padding,
+    SchemaType,
+    UnknownKeyword,
+    NonDestructiveClaim,
+    ClosedWorldClaim,
+    AttentionLabel,
+    ModelImperative,
+    Emphasis,
+    Coercion,
+    SensitivePath,
+    Smuggle,
+    CovertParameter,
+    UndeclaredRequired,
+    ValueSlot,
+    EncodedBlob,
+}
+
+/// Every signal with its name and weight, in the order of [`Signal`]
+/// (a test checks the order and the module documentation's table).
+const SIGNALS: [(Signal, &str, u32); 35] = [
+    (Signal::InstructionBlock, "instruction-block", 4),
+    (Signal::Override, "override", 4),
+    (Signal::SecretParameter, "secret-parameter", 4),
+    (Signal::Concealment, "concealment", 3),
+    (Signal::OtherToolOrder, "other-tool-order", 3),
+    (Signal::ReadSecret, "read-secret", 3),
+    (Signal::ExfilDestination, "exfil-destination", 3),
+    (Signal::EncodedText, "encoded-text", 3),
+    (Signal::InstructionName, "instruction-name", 3),
+    (Signal::NamedAsCarrier, "named-as-carrier", 3),
+    (Signal::ReadOnlyClaim, "read-only-claim", 3),
+    (Signal::AddressedToModel, "addressed-to-model", 2),
+    (Signal::RoleLabel, "role-label", 2),
+    (Signal::InstructionHeader, "instruction-header", 2),
+    (Signal::Precondition, "precondition", 1),
+    (Signal::PriorityClaim, "priority-claim", 2),
+    (Signal::ConsentBypass, "consent-bypass", 2),
+    (Signal::CallOtherTool, "call-other-tool", 2),
+    (Signal::CollectSecret, "collect-secret", 2),
+    (Signal::FixedDestination, "fixed-destination", 2),
+    (Signal::Padding, "whitespace-padding", 2),
+    (Signal::SchemaType, "schema-type", 2),
+    (Signal::UnknownKeyword, "unknown-keyword-prose", 2),
+    (Signal::NonDestructiveClaim, "non-destructive-claim", 2),
+    (Signal::ClosedWorldClaim, "closed-world-claim", 2),
+    (Signal::AttentionLabel, "attention-label", 1),
+    (Signal::ModelImperative, "model-imperative", 1),
+    (Signal::Emphasis, "emphasis", 1),
+    (Signal::Coercion, "coercion", 1),
+    (Signal::SensitivePath, "sensitive-path", 1),
+    (Signal::Smuggle, "smuggle-into-argument", 1),
+    (Signal::CovertParameter, "covert-parameter", 1),
+    (Signal::UndeclaredRequired, "undeclared-required", 1),
+    (Signal::ValueSlot, "value-slot-prose", 1),
+    (Signal::EncodedBlob, "encoded-blob", 1),
+];
+
+impl Signal {
+    pub(super) fn name(self) -> &'static str {
+        SIGNALS[self as usize].1
+    }
+
+    fn weight(self) -> u32 {
+        SIGNALS[self as usize].2
+    }
+
+    /// Signals that say a secret or data is being moved: a parameter such
+    /// a string names is a carrier. (Not `smuggle-into-argument` alone:
+    /// "pass the output of X as the Y parameter" is ordinary guidance.)
+    pub(super) fn moves_data(self) -> bool {
+        matches!(
+            self,
+            Signal::ReadSecret
+                | Signal::CollectSecret
+                | Signal::ExfilDestination
+                | Signal::SensitivePath
+        )
+    }
+}
+
+/// Severity from the sum of the weights of distinct signals.
+pub(super) fn severity(sum: u32) -> Option<Severity> {
+    match sum {
+        0 => None,
+        1 => Some(Severity::Low),
+        2 | 3 => Some(Severity::Medium),
+        _ => Some(Severity::High),
+    }
+}
+
+/// One signal that fired, with what made it fire.
+#[derive(Clone)]
+pub(super) struct Hit {
+    pub(super) signal: Signal,
+    pub(super) span: String,
+}
+
+/// What was found at one JSON pointer: the signals that fired, and notes
+/// on how the text was read.
+#[derive(Default)]
+pub(super) struct AtPointer {
+    pub(super) hits: Vec<Hit>,
+    pub(super) notes: Vec<String>,
+}
+
+/// The signals of one descriptor, by JSON pointer.
+#[derive(Default)]
+pub(super) struct SignalsByPointer {
+    entries: BTreeMap<String, AtPointer>,
+}
+
+impl SignalsByPointer {
+    pub(super) fn add(&mut self, pointer: &str, signal: Signal, span: String) {
+        self.entry(pointer).hits.push(Hit { signal, span });
+    }
+
+    pub(super) fn entry(&mut self, pointer: &str) -> &mut AtPointer {
+        if !self.entries.contains_key(pointer) {
+            self.entries
+                .insert(pointer.to_string(), AtPointer::default());
+        }
+        self.entries.get_mut(pointer).expect("inserted above")
+    }
+
+    pub(super) fn emit(self, server: &str, tool: Option<&str>, out: &mut Vec<Finding>) {
+        for (pointer, entry) in self.entries {
+            let mut by: BTreeMap<Signal, Vec<String>> = BTreeMap::new();
+            for h in entry.hits {
+                // Overlapping patterns of one signal: keep the longer text.
+                let spans = by.entry(h.signal).or_default();
+                if spans.iter().any(|s| s.contains(h.span.as_str())) {
+                    continue;
+                }
+                spans.retain(|s| !h.span.contains(s.as_str()));
+                if spans.len() < 3 {
+                    spans.push(h.span);
+                }
+            }
+            if by.contains_key(&Signal::ReadSecret) {
+                by.remove(&Signal::SensitivePath);
+            }
+            let sum: u32 = by.keys().map(|s| s.weight()).sum();
+            let Some(severity) = severity(sum) else {
+                continue;
+            };
+            let mut order: Vec<(Signal, Vec<String>)> = by.into_iter().collect();
+            order.sort_by(|a, b| {
+                b.0.weight()
+                    .cmp(&a.0.weight())
+                    .then_with(|| a.0.name().cmp(b.0.name()))
+            });
+            let names: Vec<String> = order
+                .iter()
+                .map(|(s, _)| format!("{} +{}", s.name(), s.weight()))
+                .collect();
+            let mut evidence = Vec::new();
+            for (s, spans) in &order {
+                for span in spans {
+                    evidence.push(format!("{} +{}: {}", s.name(), s.weight(), span));
+                }
+            }
+            evidence.extend(entry.notes);
+            out.push(Finding {
+                class: Class::Poison,
+                severity,
+                server: server.to_string(),
+                tool: tool.map(str::to_string),
+                field: Some(pointer),
+                message: format!(
+                    "poisoning signals: {} (sum {sum}; high at 4, medium at 2)",
+                    names.join(", ")
+                ),
+                evidence,
+            });
+        }
+    }
+}
+
+/// Evidence text: whitespace runs collapsed, at most 160 characters.
+pub(super) fn shown(s: &str) -> String {
+    let mut out = String::new();
+    for (n, w) in s.split_whitespace().enumerate() {
+        if n > 0 {
+            out.push(' ');
+        }
+        out.push_str(w);
+        if out.chars().count() > 160 {
+            let cut: String = out.chars().take(160).collect();
+            return format!("{cut}…");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_table_lists_every_signal_with_its_weight() {
+        let doc = include_str!("mod.rs");
+        for (i, (s, name, weight)) in SIGNALS.iter().enumerate() {
+            assert_eq!(*s as usize, i, "SIGNALS is out of order at {name}");
+            let row = format!("//! | `{name}` | {weight} |");
+            assert!(doc.contains(&row), "module doc lacks the row {row}");
+        }
+    }
+
+    #[test]
+    fn severity_follows_the_sum_of_weights() {
+        assert_eq!(severity(0), None);
+        assert_eq!(severity(1), Some(Severity::Low));
+        assert_eq!(severity(3), Some(Severity::Medium));
+        assert_eq!(severity(4), Some(Severity::High));
+    }
+}

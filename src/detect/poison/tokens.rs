@@ -1,0 +1,346 @@
+//! The tokenizer: a string cut into what the patterns match. The text is
+//! first cleaned to what the model reads; then URLs, e-mail addresses and
+//! phone numbers are taken whole, and the rest split into words (looked up
+//! in the lexicon) with clause numbers and punctuation flags.
+
+use std::borrow::Cow;
+
+use unicode_normalization::UnicodeNormalization;
+
+use super::rules::{Lexicon, NO_WORD};
+
+/// A word (or a URL, address or phone number taken whole) of a string.
+#[derive(Clone, Debug)]
+pub(super) struct Tok {
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) id: u16,
+    pub(super) flags: u32,
+    pub(super) clause: u32,
+}
+
+// Token flags.
+pub(super) const URL: u32 = 1;
+pub(super) const EMAIL: u32 = 1 << 1;
+pub(super) const PHONE: u32 = 1 << 2;
+pub(super) const SENSPATH: u32 = 1 << 3;
+pub(super) const INPATH: u32 = 1 << 4;
+pub(super) const TOOLX: u32 = 1 << 5;
+pub(super) const TOOLOWN: u32 = 1 << 6;
+pub(super) const PROPREF: u32 = 1 << 7;
+pub(super) const COLON: u32 = 1 << 8;
+pub(super) const COMMA: u32 = 1 << 9;
+pub(super) const CAPS: u32 = 1 << 10;
+pub(super) const SECRET: u32 = 1 << 11;
+pub(super) const QUOTED: u32 = 1 << 12;
+
+/// The text as the model reads it: invisible characters dropped, Unicode
+/// tag characters decoded to the ASCII they mirror, typographic quotes
+/// made plain, NFKC (fullwidth and styled letters become plain ones).
+pub(super) fn clean(s: &str) -> (Cow<'_, str>, usize) {
+    let plain = s
+        .bytes()
+        .all(|b| (0x20..0x7f).contains(&b) || matches!(b, b'\n' | b'\t' | b'\r'));
+    if plain {
+        return (Cow::Borrowed(s), 0);
+    }
+    let mut removed = 0;
+    let mut t = String::with_capacity(s.len());
+    for ch in s.chars() {
+        let u = ch as u32;
+        if (0xE0020..=0xE007E).contains(&u) {
+            t.push(char::from_u32(u - 0xE0000).unwrap_or(' '));
+            removed += 1;
+            continue;
+        }
+        if matches!(ch, '\n' | '\t' | '\r') {
+            t.push(ch);
+            continue;
+        }
+        if crate::text::is_concealing(ch) {
+            removed += 1;
+            continue;
+        }
+        t.push(match ch {
+            '\u{2018}' | '\u{2019}' | '\u{02BC}' | '\u{FF07}' => '\'',
+            '\u{201C}' | '\u{201D}' => '"',
+            c => c,
+        });
+    }
+    if t.is_ascii() {
+        (Cow::Owned(t), removed)
+    } else {
+        (Cow::Owned(t.nfkc().collect()), removed)
+    }
+}
+
+/// URLs, e-mail addresses and phone numbers: spans taken as one token each.
+pub(super) fn specials(c: &str) -> Vec<(usize, usize, u32)> {
+    let b = c.as_bytes();
+    let mut out: Vec<(usize, usize, u32)> = Vec::new();
+    if !b.iter().any(|x| matches!(x, b':' | b'@' | b'+')) {
+        return out;
+    }
+    let mut from = 0;
+    while let Some(k) = c[from..].find("://").map(|k| k + from) {
+        let mut s = k;
+        while s > 0 && (b[s - 1].is_ascii_alphanumeric() || matches!(b[s - 1], b'+' | b'-' | b'.'))
+        {
+            s -= 1;
+        }
+        let mut e = k + 3;
+        while e < b.len()
+            && !b[e].is_ascii_whitespace()
+            && !matches!(
+                b[e],
+                b'"' | b'\'' | b'`' | b'<' | b'>' | b')' | b']' | b'}' | b','
+            )
+        {
+            e += 1;
+        }
+        while e > k + 3 && matches!(b[e - 1], b'.' | b';' | b':' | b'!' | b'?') {
+            e -= 1;
+        }
+        let scheme = c[s..k].to_ascii_lowercase();
+        let host = c[k + 3..e].split(['/', '?', '#']).next().unwrap_or("");
+        if matches!(
+            scheme.as_str(),
+            "http" | "https" | "ftp" | "ftps" | "ws" | "wss" | "sftp"
+        ) && (host.contains('.') || host.starts_with("localhost") || host.starts_with('['))
+        {
+            out.push((s, e, URL));
+        }
+        from = e.max(k + 3);
+    }
+    let inside =
+        |out: &[(usize, usize, u32)], i: usize| out.iter().any(|&(s, e, _)| i >= s && i < e);
+    for (k, _) in c.match_indices('@') {
+        if inside(&out, k) {
+            continue;
+        }
+        let mut l = k;
+        while l > 0
+            && (b[l - 1].is_ascii_alphanumeric()
+                || matches!(b[l - 1], b'.' | b'_' | b'%' | b'+' | b'-'))
+        {
+            l -= 1;
+        }
+        let mut r = k + 1;
+        while r < b.len() && (b[r].is_ascii_alphanumeric() || matches!(b[r], b'.' | b'-')) {
+            r += 1;
+        }
+        while r > k + 1 && b[r - 1] == b'.' {
+            r -= 1;
+        }
+        let domain = &c[k + 1..r];
+        let tld = domain.rsplit('.').next().unwrap_or("");
+        if l < k
+            && domain.contains('.')
+            && tld.len() >= 2
+            && tld.bytes().all(|x| x.is_ascii_alphabetic())
+        {
+            out.push((l, r, EMAIL));
+        }
+    }
+    for (k, _) in c.match_indices('+') {
+        if inside(&out, k) || !b.get(k + 1).is_some_and(u8::is_ascii_digit) {
+            continue;
+        }
+        if k > 0
+            && !(b[k - 1].is_ascii_whitespace()
+                || matches!(b[k - 1], b'(' | b'"' | b'\'' | b':' | b'`'))
+        {
+            continue;
+        }
+        let mut e = k + 1;
+        let mut last_digit = k + 1;
+        let mut digits = 0;
+        while e < b.len()
+            && (b[e].is_ascii_digit() || matches!(b[e], b' ' | b'-' | b'(' | b')' | b'.'))
+        {
+            if b[e].is_ascii_digit() {
+                digits += 1;
+                last_digit = e + 1;
+            }
+            e += 1;
+        }
+        if (8..=15).contains(&digits) {
+            out.push((k, last_digit, PHONE));
+        }
+    }
+    out.sort();
+    let mut kept: Vec<(usize, usize, u32)> = Vec::with_capacity(out.len());
+    for s in out {
+        if kept.last().is_none_or(|l| s.0 >= l.1) {
+            kept.push(s);
+        }
+    }
+    kept
+}
+
+/// Splits a string into words (lowercased, looked up in the lexicon),
+/// with clause numbers and punctuation flags. `send_email`, `readOnlyHint`
+/// and `l'utilisateur` split into their words; `don't` stays whole;
+/// `user's` is `user`.
+pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon) -> Vec<Tok> {
+    let b = c.as_bytes();
+    let mut toks = Vec::with_capacity(c.len() / 5 + 1);
+    let mut clause = 0u32;
+    let mut sp = 0;
+    let mut i = 0;
+    let mut word: Option<usize> = None;
+    let mut prev_lower = false;
+    let mut low = String::new();
+    let flush = |s: usize, e: usize, clause: u32, toks: &mut Vec<Tok>, low: &mut String| {
+        low.clear();
+        let w = &c[s..e];
+        let key = if w.is_ascii() {
+            // Asks the quick test before lowercasing, which it does not
+            // need: most words go no further.
+            let n = match w.as_bytes() {
+                [.., b'\'', b's' | b'S'] => w.len() - 2,
+                _ => w.len(),
+            };
+            if lex.may_know(&w[..n]) {
+                low.push_str(&w[..n]);
+                low.make_ascii_lowercase();
+                Some(low.as_str())
+            } else {
+                None
+            }
+        } else {
+            for ch in w.chars() {
+                low.extend(ch.to_lowercase());
+            }
+            let key = low.strip_suffix("'s").unwrap_or(low);
+            lex.may_know(key).then_some(key)
+        };
+        let id = key.map_or(NO_WORD, |k| lex.ids.get(k).copied().unwrap_or(NO_WORD));
+        let mut flags = 0;
+        if w.chars().next().is_some_and(char::is_uppercase)
+            && w.chars().filter(|c| c.is_alphabetic()).count() >= 2
+            && w.chars().all(|c| !c.is_alphabetic() || c.is_uppercase())
+        {
+            flags |= CAPS;
+        }
+        match b.get(e) {
+            Some(b':') => flags |= COLON,
+            Some(b',') => flags |= COMMA,
+            _ => {}
+        }
+        toks.push(Tok {
+            start: s,
+            end: e,
+            id,
+            flags,
+            clause,
+        });
+    };
+    while i < c.len() {
+        if sp < specials.len() && i >= specials[sp].0 {
+            if let Some(s) = word.take() {
+                flush(s, i, clause, &mut toks, &mut low);
+            }
+            let (s, e, f) = specials[sp];
+            toks.push(Tok {
+                start: s,
+                end: e,
+                id: NO_WORD,
+                flags: f,
+                clause,
+            });
+            i = e;
+            sp += 1;
+            prev_lower = false;
+            continue;
+        }
+        if b[i].is_ascii_alphanumeric() {
+            // The common case, as below without decoding a character.
+            let x = b[i];
+            match word {
+                Some(s) if x.is_ascii_uppercase() && prev_lower => {
+                    flush(s, i, clause, &mut toks, &mut low);
+                    word = Some(i);
+                }
+                Some(_) => {}
+                None => word = Some(i),
+            }
+            prev_lower = x.is_ascii_lowercase() || x.is_ascii_digit();
+            i += 1;
+            continue;
+        }
+        let ch = if b[i] < 0x80 {
+            char::from(b[i])
+        } else {
+            c[i..].chars().next().expect("i is a char boundary")
+        };
+        let n = ch.len_utf8();
+        if ch.is_alphanumeric() {
+            if let Some(s) = word {
+                if ch.is_uppercase() && prev_lower {
+                    flush(s, i, clause, &mut toks, &mut low);
+                    word = Some(i);
+                }
+            } else {
+                word = Some(i);
+            }
+            prev_lower = ch.is_lowercase() || ch.is_ascii_digit();
+            i += n;
+            continue;
+        }
+        if ch == '\''
+            && word.is_some()
+            && c[i + 1..].chars().next().is_some_and(char::is_alphanumeric)
+        {
+            let tail: String = c[i + 1..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect();
+            if matches!(tail.as_str(), "t" | "s" | "re" | "ve" | "ll" | "d" | "m") {
+                i += n;
+                continue;
+            }
+            // An elision (`l'`, `n'`): the apostrophe ends the word.
+            let s = word.take().expect("checked above");
+            flush(s, i + n, clause, &mut toks, &mut low);
+            prev_lower = false;
+            i += n;
+            continue;
+        }
+        if let Some(s) = word.take() {
+            flush(s, i, clause, &mut toks, &mut low);
+        }
+        prev_lower = false;
+        match ch {
+            '.' | '!' | '?' | ';' | '。' | '！' | '？' | '；'
+                if c[i + n..].chars().next().is_none_or(char::is_whitespace) || !ch.is_ascii() =>
+            {
+                clause += 1;
+            }
+            '\n' => {
+                let rest = c[i + 1..].trim_start_matches([' ', '\t', '\r']);
+                let mut r = rest.chars();
+                match r.next() {
+                    Some('\n' | '-' | '*' | '•') => clause += 1,
+                    Some(d) if d.is_ascii_digit() && matches!(r.next(), Some('.' | ')')) => {
+                        clause += 1
+                    }
+                    _ => {}
+                }
+            }
+            ':' if c[i + 1..]
+                .trim_start_matches([' ', '\t', '\r'])
+                .starts_with('\n') =>
+            {
+                clause += 1;
+            }
+            _ => {}
+        }
+        i += n;
+    }
+    if let Some(s) = word {
+        flush(s, c.len(), clause, &mut toks, &mut low);
+    }
+    toks
+}
