@@ -86,10 +86,10 @@
 //! and writes the findings; [`names`] is what a string is read against.
 
 mod annotations;
+mod asker;
 mod encoded;
 mod identifiers;
 mod markup;
-mod memo;
 mod names;
 mod reading;
 mod rules;
@@ -105,7 +105,7 @@ use crate::finding::Finding;
 use crate::json::{push_pointer_token, Value};
 
 use annotations::annotations;
-use memo::read_remembered;
+
 use names::{ident_words, KnownNames};
 use schema::SchemaWalk;
 use signal::{Hit, Signal, SignalsByPointer};
@@ -257,7 +257,7 @@ fn read_all<'a>(
         if role == Role::Key && !key_is_prose(path, text) {
             return;
         }
-        let reading = read_remembered(text, names);
+        let reading = reading::read(text, &mut asker::Asker::new(names), 0);
         if reading.hits.is_empty() {
             return;
         }
