@@ -69,17 +69,14 @@ pub fn write<T: Serialize + ?Sized>(
     out.write_all(b"\n")
 }
 
-/// Serialises a value as the JSON string of its `Display` form, without
-/// an intermediate `String` (digests, object ids: `serialize_with`).
-pub fn display<T: Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(v)
-}
+/// A value written as the JSON string of its `Display` form, without an
+/// intermediate `String` (digests, object ids).
+#[derive(Clone, Copy, Debug)]
+pub struct Displayed<T>(pub T);
 
-/// [`display`] of an optional value; `None` is `null`.
-pub fn display_opt<T: Display, S: Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(v) => s.collect_str(v),
-        None => s.serialize_none(),
+impl<T: Display> Serialize for Displayed<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
     }
 }
 
