@@ -14,7 +14,6 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::canon::{write_string, Escape};
 use crate::finding::{Finding, Severity};
 use crate::text::escape_display;
 use document::Layout;
@@ -197,13 +196,6 @@ fn severities(findings: &[Finding]) -> String {
         .map(|(s, n)| format!("{n} {s}"))
         .collect();
     parts.join(", ")
-}
-
-/// A JSON string literal, concealing characters escaped.
-pub fn json_str(s: &str) -> String {
-    let mut v = Vec::with_capacity(s.len() + 2);
-    write_string(s, Escape::Visible, &mut v);
-    String::from_utf8(v).expect("escaped JSON is UTF-8")
 }
 
 /// The JSON report: `version`, the findings a line each, and a summary.
