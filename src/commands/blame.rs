@@ -6,6 +6,7 @@
 use std::io::Write;
 
 use anyhow::{anyhow, bail, Result};
+use serde::Serialize;
 
 use super::{emit, Env, PlainFormat, Selection, Status};
 use crate::cli::BlameArgs;
@@ -13,7 +14,7 @@ use crate::git::history::{blame, CommitInfo, EntryValue, History, Wanted};
 use crate::git::hooks::LockHistory;
 use crate::git::signature::{self, Verdict};
 use crate::lock::Approval;
-use crate::report::json_str;
+use crate::report::document::{self, Displayed, Layout};
 use crate::text::escape_display;
 
 /// One blamed entry or launch, ready to print.
@@ -42,13 +43,19 @@ pub fn run(env: &Env, args: &BlameArgs, out: &mut dyn Write) -> Result<Status> {
             let note = format!("no commits yet: {} has no history", rel.display());
             emit(out, |o| {
                 match format {
-                PlainFormat::Text => writeln!(o, "note: {}", escape_display(&note)),
-                PlainFormat::Json => writeln!(
-                    o,
-                    "{{\n  \"version\": 3,\n  \"at\": null,\n  \"entries\": [],\n  \"notes\": [{}]\n}}",
-                    json_str(&note)
-                ),
-            }
+                    PlainFormat::Text => writeln!(o, "note: {}", escape_display(&note)),
+                    // Nothing to list: `entries` is `[]` on the line of its key.
+                    PlainFormat::Json => document::write(
+                        &JsonBlame {
+                            version: 3,
+                            at: None,
+                            entries: Vec::new(),
+                            notes: std::slice::from_ref(&note),
+                        },
+                        Layout::rows(&[]),
+                        o,
+                    ),
+                }
             })?;
             return Ok(0);
         }
@@ -225,43 +232,60 @@ fn write_text(rows: &[Row<'_>], notes: &[String], o: &mut dyn Write) -> std::io:
     Ok(())
 }
 
+/// `blame --format json`, version 3: the entries a line each, then notes.
+#[derive(Serialize)]
+struct JsonBlame<'a> {
+    version: u32,
+    /// The blamed revision; `null` before the first commit.
+    at: Option<Displayed<gix::ObjectId>>,
+    entries: Vec<JsonEntry<'a>>,
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonEntry<'a> {
+    server: &'a str,
+    tool: Option<&'a str>,
+    state: &'static str,
+    commit: Displayed<gix::ObjectId>,
+    date: &'a str,
+    approver: Option<&'a str>,
+    signed_off_by: &'a [String],
+    signature: &'static str,
+    signers: &'a [String],
+    note: Option<&'a str>,
+    commit_subject: &'a str,
+    boundary: bool,
+}
+
 fn write_json(
     tip: gix::ObjectId,
     rows: &[Row<'_>],
     notes: &[String],
     o: &mut dyn Write,
 ) -> std::io::Result<()> {
-    writeln!(
-        o,
-        "{{\n  \"version\": 3,\n  \"at\": {},\n  \"entries\": [",
-        json_str(&tip.to_string())
-    )?;
-    for (i, r) in rows.iter().enumerate() {
-        let approval = r.approval;
-        let sign_offs: Vec<String> = r.info.sign_offs.iter().map(|a| json_str(a)).collect();
-        write!(
-            o,
-            "    {{\"server\": {}, \"tool\": {}, \"state\": {}, \"commit\": {}, \"date\": {}, \"approver\": {}, \"signed_off_by\": [{}], \"signature\": {}, \"signers\": [{}], \"note\": {}, \"commit_subject\": {}, \"boundary\": {}}}",
-            json_str(r.server),
-            r.tool.map_or("null".into(), json_str),
-            json_str(r.state),
-            json_str(&r.info.id.to_string()),
-            json_str(&r.info.date),
-            approval.map_or("null".into(), |a| json_str(&a.approver)),
-            sign_offs.join(", "),
-            json_str(r.verdict.word()),
-            r.verdict
-                .signers()
-                .iter()
-                .map(|s| json_str(s))
-                .collect::<Vec<_>>()
-                .join(", "),
-            approval.map_or("null".into(), |a| json_str(&a.note)),
-            json_str(&r.info.subject),
-            r.boundary,
-        )?;
-        writeln!(o, "{}", if i + 1 < rows.len() { "," } else { "" })?;
-    }
-    let notes: Vec<String> = notes.iter().map(|n| json_str(n)).collect();
-    writeln!(o, "  ],\n  \"notes\": [{}]\n}}", notes.join(", "))
+    let entries = rows
+        .iter()
+        .map(|r| JsonEntry {
+            server: r.server,
+            tool: r.tool,
+            state: r.state,
+            commit: Displayed(r.info.id),
+            date: &r.info.date,
+            approver: r.approval.map(|a| a.approver.as_str()),
+            signed_off_by: &r.info.sign_offs,
+            signature: r.verdict.word(),
+            signers: r.verdict.signers(),
+            note: r.approval.map(|a| a.note.as_str()),
+            commit_subject: &r.info.subject,
+            boundary: r.boundary,
+        })
+        .collect();
+    let blame = JsonBlame {
+        version: 3,
+        at: Some(Displayed(tip)),
+        entries,
+        notes,
+    };
+    document::write(&blame, Layout::rows(&["entries"]), o)
 }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
 use gix::ObjectId;
+use serde::Serialize;
 
 use super::{emit, Env, PlainFormat, Status};
 use crate::cli::{HookArgs, HookKind};
@@ -27,7 +28,8 @@ use crate::finding::Class;
 use crate::git::hooks::{self, CommitFacts, LockHistory, RefUpdate};
 use crate::git::policy::{Policy, Shortfall};
 use crate::inventory::ReadOptions;
-use crate::report::{json_str, JSON_VERSION};
+use crate::report::document::{self, Displayed, Layout};
+use crate::report::JSON_VERSION;
 use crate::text::escape_display;
 
 /// Which side of the push runs the check.
@@ -48,8 +50,10 @@ pub(crate) fn parse_bool(v: &str) -> Option<bool> {
     }
 }
 
-/// The rule a problem breaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The rule a problem breaks (named in kebab case in the JSON report:
+/// `sign-off`, `not-a-commit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 enum Rule {
     /// Unapproved drift at the pushed tip.
     Drift,
@@ -72,19 +76,6 @@ impl From<Shortfall> for Rule {
             Shortfall::SignOff => Rule::SignOff,
             Shortfall::Approver => Rule::Approver,
             Shortfall::Signature => Rule::Signature,
-        }
-    }
-}
-
-impl Rule {
-    fn as_str(self) -> &'static str {
-        match self {
-            Rule::Drift => "drift",
-            Rule::Denied => "denied",
-            Rule::SignOff => "sign-off",
-            Rule::Approver => "approver",
-            Rule::Signature => "signature",
-            Rule::NotACommit => "not-a-commit",
         }
     }
 }
@@ -583,6 +574,35 @@ fn fix_for(facts: &CommitFacts, tip: ObjectId, rules: &[Rule]) -> String {
     }
 }
 
+/// The hooks' JSON report: the problems a line each, notes, a summary.
+#[derive(Serialize)]
+struct JsonCheck<'a> {
+    version: u32,
+    hook: &'a str,
+    problems: Vec<JsonProblem<'a>>,
+    notes: &'a [String],
+    summary: JsonSummary,
+}
+
+#[derive(Serialize)]
+struct JsonProblem<'a> {
+    #[serde(rename = "ref")]
+    ref_name: &'a str,
+    rules: &'a [Rule],
+    server: &'a str,
+    tool: Option<&'a str>,
+    commit: Option<Displayed<ObjectId>>,
+    message: &'a str,
+    fix: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonSummary {
+    refs: usize,
+    commits: usize,
+    problems: usize,
+}
+
 fn report(
     format: PlainFormat,
     hook: &str,
@@ -634,43 +654,30 @@ fn report(
             Ok(())
         }
         PlainFormat::Json => emit(out, |o| {
-            writeln!(
-                o,
-                "{{\n  \"version\": {JSON_VERSION},\n  \"hook\": {},\n  \"problems\": [",
-                json_str(hook)
-            )?;
-            for (i, p) in check.problems.iter().enumerate() {
-                let rules: Vec<String> = p.rules.iter().map(|r| json_str(r.as_str())).collect();
-                write!(
-                    o,
-                    "    {{\"ref\": {}, \"rules\": [{}], \"server\": {}, \"tool\": {}, \"commit\": {}, \"message\": {}, \"fix\": {}}}",
-                    json_str(&p.ref_name),
-                    rules.join(", "),
-                    json_str(&p.server),
-                    p.tool.as_deref().map_or("null".into(), json_str),
-                    p.commit.map_or("null".into(), |c| json_str(&c.to_string())),
-                    json_str(&p.message),
-                    json_str(&p.fix)
-                )?;
-                writeln!(
-                    o,
-                    "{}",
-                    if i + 1 < check.problems.len() {
-                        ","
-                    } else {
-                        ""
-                    }
-                )?;
-            }
-            let notes: Vec<String> = check.notes.iter().map(|n| json_str(n)).collect();
-            writeln!(
-                o,
-                "  ],\n  \"notes\": [{}],\n  \"summary\": {{\"refs\": {}, \"commits\": {}, \"problems\": {}}}\n}}",
-                notes.join(", "),
-                check.refs_checked,
-                check.commits_checked,
-                check.problems.len()
-            )
+            let doc = JsonCheck {
+                version: JSON_VERSION,
+                hook,
+                problems: check
+                    .problems
+                    .iter()
+                    .map(|p| JsonProblem {
+                        ref_name: &p.ref_name,
+                        rules: &p.rules,
+                        server: &p.server,
+                        tool: p.tool.as_deref(),
+                        commit: p.commit.map(Displayed),
+                        message: &p.message,
+                        fix: &p.fix,
+                    })
+                    .collect(),
+                notes: &check.notes,
+                summary: JsonSummary {
+                    refs: check.refs_checked,
+                    commits: check.commits_checked,
+                    problems: check.problems.len(),
+                },
+            };
+            document::write(&doc, Layout::rows(&["problems"]), o)
         }),
     }
 }

@@ -7,6 +7,7 @@
 use std::io::Write;
 
 use anyhow::{anyhow, Result};
+use serde::Serialize;
 
 use super::pin::{approver, check_approver, commit_message, write_approval, Written};
 use super::{emit, now, Env, PlainFormat, Status};
@@ -15,7 +16,8 @@ use crate::descriptor::Descriptor;
 use crate::import::{self, Check, Source};
 use crate::lock::store::Guard;
 use crate::lock::{Approval, Entry, State};
-use crate::report::{json_str, JSON_VERSION};
+use crate::report::document::{self, Displayed, EmptyRows, Layout};
+use crate::report::JSON_VERSION;
 use crate::text::{escape_display, shown_path};
 
 /// What happens to one imported tool.
@@ -306,6 +308,36 @@ fn differing(a: &Descriptor, b: &Descriptor) -> String {
     names.join(", ")
 }
 
+/// `import --format json`: the tools a line each, and what was written.
+#[derive(Serialize)]
+struct JsonImport<'a> {
+    version: u32,
+    source: &'static str,
+    file: &'a str,
+    entries: Vec<JsonRow<'a>>,
+    not_carried_over: &'a [String],
+    result: &'static str,
+    written: Option<JsonWritten>,
+}
+
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    server: &'a str,
+    tool: &'a str,
+    action: &'static str,
+    digest: Displayed<&'a crate::canon::Digest>,
+    approver_in_file: Option<&'a str>,
+    detail: String,
+}
+
+#[derive(Serialize)]
+struct JsonWritten {
+    lock: String,
+    /// Set when the import was committed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    commit: Option<Displayed<gix::ObjectId>>,
+}
+
 impl Report<'_> {
     fn write(&self, format: PlainFormat, outcome: &Outcome, out: &mut dyn Write) -> Result<()> {
         emit(out, |o| match format {
@@ -344,48 +376,49 @@ impl Report<'_> {
     }
 
     fn json(&self, outcome: &Outcome, o: &mut dyn Write) -> std::io::Result<()> {
-        writeln!(o, "{{")?;
-        writeln!(o, "  \"version\": {JSON_VERSION},")?;
-        writeln!(o, "  \"source\": {},", json_str(self.source.name()))?;
-        writeln!(o, "  \"file\": {},", json_str(self.file))?;
-        write!(o, "  \"entries\": [")?;
-        for (i, r) in self.rows.iter().enumerate() {
-            let approver = match (&r.action, &r.tool.approver) {
-                (_, Some(a)) => json_str(a),
-                (_, None) => "null".into(),
-            };
-            write!(
-                o,
-                "{}\n    {{\"server\": {}, \"tool\": {}, \"action\": {}, \"digest\": {}, \"approver_in_file\": {approver}, \"detail\": {}}}",
-                if i == 0 { "" } else { "," },
-                json_str(&r.tool.server),
-                json_str(&r.tool.name),
-                json_str(r.action()),
-                json_str(&r.digest().to_string()),
-                json_str(&r.detail())
-            )?;
-        }
-        writeln!(o, "{}],", if self.rows.is_empty() { "" } else { "\n  " })?;
-        let notes: Vec<String> = self.notes.iter().map(|n| json_str(n)).collect();
-        writeln!(o, "  \"not_carried_over\": [{}],", notes.join(", "))?;
         let (result, written) = match outcome {
             Outcome::Done(_, Written::File(p)) => (
                 "written",
-                format!("{{\"lock\": {}}}", json_str(&shown_path(p))),
+                Some(JsonWritten {
+                    lock: shown_path(p),
+                    commit: None,
+                }),
             ),
             Outcome::Done(_, Written::Commit(id, rel, _)) => (
                 "committed",
-                format!(
-                    "{{\"lock\": {}, \"commit\": {}}}",
-                    json_str(&shown_path(rel)),
-                    json_str(&id.to_string())
-                ),
+                Some(JsonWritten {
+                    lock: shown_path(rel),
+                    commit: Some(Displayed(*id)),
+                }),
             ),
-            Outcome::Nothing => ("nothing", "null".into()),
-            Outcome::Blocked(_) => ("blocked", "null".into()),
+            Outcome::Nothing => ("nothing", None),
+            Outcome::Blocked(_) => ("blocked", None),
         };
-        writeln!(o, "  \"result\": {},", json_str(result))?;
-        writeln!(o, "  \"written\": {written}")?;
-        writeln!(o, "}}")
+        let doc = JsonImport {
+            version: JSON_VERSION,
+            source: self.source.name(),
+            file: self.file,
+            entries: self
+                .rows
+                .iter()
+                .map(|r| JsonRow {
+                    server: &r.tool.server,
+                    tool: &r.tool.name,
+                    action: r.action(),
+                    digest: Displayed(r.digest()),
+                    approver_in_file: r.tool.approver.as_deref(),
+                    detail: r.detail(),
+                })
+                .collect(),
+            not_carried_over: self.notes,
+            result,
+            written,
+        };
+        // An import that pins nothing has no rows to break lines for.
+        let layout = Layout::Rows {
+            keys: &["entries"],
+            empty: EmptyRows::Brackets,
+        };
+        document::write(&doc, layout, o)
     }
 }

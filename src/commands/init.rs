@@ -14,12 +14,14 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{anyhow, Result};
+use serde::Serialize;
 
 use super::{emit, Env, PlainFormat, Status};
 use crate::cli::InitArgs;
 use crate::git::config::{self, Set};
 use crate::git::hooks::{self, Hook, Installed};
-use crate::report::{json_str, JSON_VERSION};
+use crate::report::document::{self, Displayed, Layout};
+use crate::report::JSON_VERSION;
 use crate::text::shown_path;
 
 /// The attributes kams.lock gets; git uses its own merge and diff while
@@ -60,6 +62,52 @@ struct Registered {
     outside: Vec<PathBuf>,
     /// Each driver setting and what setting it did.
     config: Vec<(&'static str, &'static str, Set)>,
+}
+
+/// `init --format json`: the hook, the attributes and the driver settings.
+#[derive(Serialize)]
+struct JsonInit<'a> {
+    version: u32,
+    hook: JsonHook<'a>,
+    /// The lock's attributes line; `null` outside a work tree.
+    attributes: Option<JsonAttribute<'a>>,
+    inventory_attributes: Vec<JsonAttribute<'a>>,
+    config: Vec<JsonSetting<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonHook<'a> {
+    name: &'static str,
+    path: Displayed<std::path::Display<'a>>,
+    action: &'static str,
+}
+
+#[derive(Serialize)]
+struct JsonAttribute<'a> {
+    path: Displayed<std::path::Display<'a>>,
+    line: &'a str,
+    action: &'static str,
+}
+
+impl<'a> JsonAttribute<'a> {
+    /// A line of `path` and whether `init` added it.
+    fn of(path: &'a Path, (line, added): &'a (String, bool)) -> JsonAttribute<'a> {
+        JsonAttribute {
+            path: Displayed(path.display()),
+            line,
+            action: if *added { "added" } else { "unchanged" },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonSetting<'a> {
+    key: &'static str,
+    value: &'static str,
+    action: &'static str,
+    /// The value an update replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    was: Option<&'a str>,
 }
 
 /// Runs `init`.
@@ -183,53 +231,41 @@ pub fn run(env: &Env, _args: &InitArgs, out: &mut dyn Write) -> Result<Status> {
             Ok(())
         }
         PlainFormat::Json => {
-            let attribute = |path: &Path, line: &str, added: bool| {
-                format!(
-                    "{{\"path\": {}, \"line\": {}, \"action\": {}}}",
-                    json_str(&path.display().to_string()),
-                    json_str(line),
-                    json_str(if added { "added" } else { "unchanged" })
-                )
+            let doc = JsonInit {
+                version: JSON_VERSION,
+                hook: JsonHook {
+                    name: hook.name(),
+                    path: Displayed(hook_path.display()),
+                    action: hook_did.as_str(),
+                },
+                // The lock's line, as before; the inventory's lines and the
+                // driver settings come in keys of their own.
+                attributes: registered
+                    .as_ref()
+                    .map(|r| JsonAttribute::of(&r.path, &r.lines[0])),
+                inventory_attributes: registered
+                    .iter()
+                    .flat_map(|r| r.lines[1..].iter().map(|l| JsonAttribute::of(&r.path, l)))
+                    .collect(),
+                config: registered
+                    .iter()
+                    .flat_map(|r| &r.config)
+                    .map(|(key, value, set)| JsonSetting {
+                        key,
+                        value,
+                        action: match set {
+                            Set::Added => "added",
+                            Set::Updated(_) => "updated",
+                            Set::Unchanged => "unchanged",
+                        },
+                        was: match set {
+                            Set::Updated(old) => Some(old),
+                            _ => None,
+                        },
+                    })
+                    .collect(),
             };
-            // `attributes` is the lock's line, as before; the inventory's
-            // lines and the driver settings come in keys of their own.
-            let (attrs, inventory, settings) = match &registered {
-                Some(r) => (
-                    attribute(&r.path, &r.lines[0].0, r.lines[0].1),
-                    r.lines[1..]
-                        .iter()
-                        .map(|(line, added)| attribute(&r.path, line, *added))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    r.config
-                        .iter()
-                        .map(|(key, value, set)| {
-                            let (action, was) = match set {
-                                Set::Added => ("added", String::new()),
-                                Set::Updated(old) => {
-                                    ("updated", format!(", \"was\": {}", json_str(old)))
-                                }
-                                Set::Unchanged => ("unchanged", String::new()),
-                            };
-                            format!(
-                                "{{\"key\": {}, \"value\": {}, \"action\": {}{was}}}",
-                                json_str(key),
-                                json_str(value),
-                                json_str(action)
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                ),
-                None => ("null".into(), String::new(), String::new()),
-            };
-            writeln!(
-                o,
-                "{{\n  \"version\": {JSON_VERSION},\n  \"hook\": {{\"name\": {}, \"path\": {}, \"action\": {}}},\n  \"attributes\": {attrs},\n  \"inventory_attributes\": [{inventory}],\n  \"config\": [{settings}]\n}}",
-                json_str(hook.name()),
-                json_str(&hook_path.display().to_string()),
-                json_str(hook_did.as_str())
-            )
+            document::write(&doc, Layout::rows(&[]), o)
         }
     })?;
     Ok(0)

@@ -8,13 +8,14 @@ use std::collections::VecDeque;
 use std::io::Write;
 
 use anyhow::{anyhow, Result};
+use serde::Serialize;
 
 use super::{emit, Env, PlainFormat, Selection, Status};
 use crate::cli::LogArgs;
 use crate::git::history::{CommitInfo, Compared, History, LogChange, LogWalk, Step};
 use crate::git::message::Acceptance;
 use crate::git::signature::{self, Verdict};
-use crate::report::json_str;
+use crate::report::document::{self, Displayed, Layout};
 use crate::text::escape_display;
 
 /// One listed commit.
@@ -281,68 +282,102 @@ fn write_text(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io
     Ok(())
 }
 
+/// `log --format json`, version 3: the commits a line each, then notes.
+#[derive(Serialize)]
+struct JsonLog<'a> {
+    version: u32,
+    commits: Vec<JsonCommit<'a>>,
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct JsonCommit<'a> {
+    id: Displayed<gix::ObjectId>,
+    date: &'a str,
+    author: &'a str,
+    /// The well-formed sign-offs; the others are `malformed_sign_offs`.
+    approvers: Vec<&'a str>,
+    malformed_sign_offs: Vec<&'a str>,
+    signature: &'static str,
+    signers: &'a [String],
+    signature_problem: Option<&'a str>,
+    subject: &'a str,
+    accepted: Vec<JsonAccepted<'a>>,
+    changes: Vec<JsonChange<'a>>,
+    error: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct JsonAccepted<'a> {
+    severity: &'static str,
+    class: &'static str,
+    subject: &'a str,
+    field: Option<&'a str>,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonChange<'a> {
+    kind: &'static str,
+    server: &'a str,
+    tool: Option<&'a str>,
+    fields: &'a [&'static str],
+    approver: Option<&'a str>,
+    note: Option<&'a str>,
+}
+
 fn write_json(listed: &[Listed], notes: &[String], o: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(o, "{{\n  \"version\": 3,\n  \"commits\": [")?;
-    for (i, l) in listed.iter().enumerate() {
-        let info = &l.info;
-        let (approvers, malformed): (Vec<&String>, Vec<&String>) = info
-            .sign_offs
-            .iter()
-            .partition(|a| crate::git::parse_sign_off(a).is_ok());
-        let approvers: Vec<String> = approvers.into_iter().map(|a| json_str(a)).collect();
-        let malformed: Vec<String> = malformed.into_iter().map(|a| json_str(a)).collect();
-        let signers: Vec<String> = l.verdict.signers().iter().map(|s| json_str(s)).collect();
-        let changes: Vec<String> = l
-            .changes
-            .iter()
-            .map(|c| {
-                let f: Vec<String> = c.fields.iter().map(|f| json_str(f)).collect();
-                format!(
-                    "{{\"kind\": {}, \"server\": {}, \"tool\": {}, \"fields\": [{}], \"approver\": {}, \"note\": {}}}",
-                    json_str(c.kind.as_str()),
-                    json_str(&c.server),
-                    c.tool.as_deref().map_or("null".into(), json_str),
-                    f.join(", "),
-                    c.approval.as_ref().map_or("null".into(), |a| json_str(&a.0)),
-                    c.approval.as_ref().map_or("null".into(), |a| json_str(&a.1)),
-                )
-            })
-            .collect();
-        let accepted: Vec<String> = l
+    let log = JsonLog {
+        version: 3,
+        commits: listed.iter().map(json_commit).collect(),
+        notes,
+    };
+    document::write(&log, Layout::rows(&["commits"]), o)
+}
+
+fn json_commit(l: &Listed) -> JsonCommit<'_> {
+    let info = &l.info;
+    let (approvers, malformed_sign_offs) = info
+        .sign_offs
+        .iter()
+        .map(String::as_str)
+        .partition(|a| crate::git::parse_sign_off(a).is_ok());
+    JsonCommit {
+        id: Displayed(info.id),
+        date: &info.date,
+        author: &info.author,
+        approvers,
+        malformed_sign_offs,
+        signature: l.verdict.word(),
+        signers: l.verdict.signers(),
+        signature_problem: match &l.verdict {
+            Verdict::Unverified(why) => Some(why.as_str()),
+            _ => None,
+        },
+        subject: &info.subject,
+        accepted: l
             .accepted
             .iter()
-            .map(|a| {
-                format!(
-                    "{{\"severity\": {}, \"class\": {}, \"subject\": {}, \"field\": {}, \"message\": {}}}",
-                    json_str(a.severity.as_str()),
-                    json_str(a.class.as_str()),
-                    json_str(&a.subject),
-                    a.field.as_deref().map_or("null".into(), json_str),
-                    json_str(&a.message),
-                )
+            .map(|a| JsonAccepted {
+                severity: a.severity.as_str(),
+                class: a.class.as_str(),
+                subject: &a.subject,
+                field: a.field.as_deref(),
+                message: &a.message,
             })
-            .collect();
-        write!(
-            o,
-            "    {{\"id\": {}, \"date\": {}, \"author\": {}, \"approvers\": [{}], \"malformed_sign_offs\": [{}], \"signature\": {}, \"signers\": [{}], \"signature_problem\": {}, \"subject\": {}, \"accepted\": [{}], \"changes\": [{}], \"error\": {}}}",
-            json_str(&info.id.to_string()),
-            json_str(&info.date),
-            json_str(&info.author),
-            approvers.join(", "),
-            malformed.join(", "),
-            json_str(l.verdict.word()),
-            signers.join(", "),
-            match &l.verdict {
-                Verdict::Unverified(why) => json_str(why),
-                _ => "null".into(),
-            },
-            json_str(&info.subject),
-            accepted.join(", "),
-            changes.join(", "),
-            l.error.as_deref().map_or("null".into(), json_str),
-        )?;
-        writeln!(o, "{}", if i + 1 < listed.len() { "," } else { "" })?;
+            .collect(),
+        changes: l
+            .changes
+            .iter()
+            .map(|c| JsonChange {
+                kind: c.kind.as_str(),
+                server: &c.server,
+                tool: c.tool.as_deref(),
+                fields: &c.fields,
+                approver: c.approval.as_ref().map(|a| a.0.as_str()),
+                note: c.approval.as_ref().map(|a| a.1.as_str()),
+            })
+            .collect(),
+        error: l.error.as_deref(),
     }
-    let notes: Vec<String> = notes.iter().map(|n| json_str(n)).collect();
-    writeln!(o, "  ],\n  \"notes\": [{}]\n}}", notes.join(", "))
 }

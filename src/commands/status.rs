@@ -4,11 +4,14 @@
 use std::io::Write;
 
 use anyhow::Result;
+use serde::Serialize;
 
 use super::{emit, Env, PlainFormat, Selection, Status};
+use crate::canon::Digest;
 use crate::cli::SelectArgs;
 use crate::compare::{pairs, Pair};
-use crate::report::json_str;
+use crate::descriptor::{Descriptor, FieldDigests};
+use crate::report::document::{self, Displayed, Layout};
 use crate::text::escape_display;
 
 fn word(p: &Pair<'_>, captured: bool) -> &'static str {
@@ -131,6 +134,66 @@ fn lock_alone(env: &Env, args: &SelectArgs, err: &mut dyn Write) -> Result<crate
     }
 }
 
+/// `status --format json`, version 1: entries and launches a line each.
+#[derive(Serialize)]
+struct JsonStatus<'a> {
+    version: u32,
+    entries: Vec<JsonEntry<'a>>,
+    launches: Vec<JsonLaunch<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonEntry<'a> {
+    server: &'a str,
+    tool: Option<&'a str>,
+    state: Option<&'static str>,
+    status: Option<&'static str>,
+    locked: Digests<'a>,
+    seen: Digests<'a>,
+}
+
+/// A descriptor's digest and its fields' digests; both `null` without one.
+#[derive(Serialize)]
+struct Digests<'a> {
+    digest: Option<Displayed<&'a Digest>>,
+    fields: Option<Fields<'a>>,
+}
+
+impl<'a> Digests<'a> {
+    fn of(d: Option<&'a Descriptor>) -> Digests<'a> {
+        Digests {
+            digest: d.map(|d| Displayed(&d.digest)),
+            fields: d.map(|d| Fields(&d.field_digests)),
+        }
+    }
+}
+
+/// Field digests as an object, by field name.
+struct Fields<'a>(&'a FieldDigests);
+
+impl Serialize for Fields<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, d)| (k, Displayed(d))))
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonLaunch<'a> {
+    server: &'a str,
+    state: &'static str,
+    status: Option<&'static str>,
+    locked: Option<Displayed<Digest>>,
+    seen: Option<Displayed<Digest>>,
+    approved_by: Option<Displayed<gix::ObjectId>>,
+    unapproved_because: Option<&'a str>,
+}
+
+/// A status word for JSON: `-` (nothing to compare with) is `null`.
+fn shown_status(word: &'static str) -> Option<&'static str> {
+    (word != "-").then_some(word)
+}
+
 /// Runs `status`, the last thing the process does.
 pub fn run(
     env: &Env,
@@ -221,61 +284,39 @@ pub fn run(
             Ok(())
         }
         PlainFormat::Json => {
-            writeln!(o, "{{\n  \"version\": 1,\n  \"entries\": [")?;
-            for (i, p) in rows.iter().enumerate() {
-                let digest = |d: Option<String>| d.map_or("null".to_string(), |d| json_str(&d));
-                let fields = |d: Option<&crate::descriptor::Descriptor>| {
-                    d.map_or("null".to_string(), |d| {
-                        let parts: Vec<String> = d
-                            .field_digests
-                            .iter()
-                            .map(|(k, v)| format!("{}: {}", json_str(k), json_str(&v.to_string())))
-                            .collect();
-                        format!("{{{}}}", parts.join(", "))
+            let status = JsonStatus {
+                version: 1,
+                entries: rows
+                    .iter()
+                    .map(|p| JsonEntry {
+                        server: p.server,
+                        tool: p.tool,
+                        state: p.entry.map(|e| e.state.as_str()),
+                        status: shown_status(word(p, captured)),
+                        locked: Digests::of(p.entry.map(|e| &e.descriptor)),
+                        seen: Digests::of(p.seen),
                     })
-                };
-                write!(
-                    o,
-                    "    {{\"server\": {}, \"tool\": {}, \"state\": {}, \"status\": {}, \"locked\": {{\"digest\": {}, \"fields\": {}}}, \"seen\": {{\"digest\": {}, \"fields\": {}}}}}",
-                    json_str(p.server),
-                    p.tool.map_or("null".into(), json_str),
-                    p.entry.map_or("null".into(), |e| json_str(e.state.as_str())),
-                    match word(p, captured) {
-                        "-" => "null".to_string(),
-                        w => json_str(w),
-                    },
-                    digest(p.entry.map(|e| e.descriptor.digest.to_string())),
-                    fields(p.entry.map(|e| &e.descriptor)),
-                    digest(p.seen.map(|d| d.digest.to_string())),
-                    fields(p.seen),
-                )?;
-                writeln!(o, "{}", if i + 1 < rows.len() { "," } else { "" })?;
-            }
-            writeln!(o, "  ],\n  \"launches\": [")?;
-            for (i, l) in launches.iter().enumerate() {
-                let digest = |d: &Option<crate::canon::Digest>| {
-                    d.map_or("null".to_string(), |d| json_str(&d.to_string()))
-                };
-                let (by, why) = match &l.approval {
-                    Some(Ok(c)) => (json_str(&c.to_string()), "null".to_string()),
-                    Some(Err(why)) => ("null".to_string(), json_str(why)),
-                    None => ("null".to_string(), "null".to_string()),
-                };
-                write!(
-                    o,
-                    "    {{\"server\": {}, \"state\": {}, \"status\": {}, \"locked\": {}, \"seen\": {}, \"approvedBy\": {by}, \"unapprovedBecause\": {why}}}",
-                    json_str(&l.server),
-                    json_str(l.state()),
-                    match l.status(captured) {
-                        "-" => "null".to_string(),
-                        w => json_str(w),
-                    },
-                    digest(&l.locked),
-                    digest(&l.seen),
-                )?;
-                writeln!(o, "{}", if i + 1 < launches.len() { "," } else { "" })?;
-            }
-            writeln!(o, "  ]\n}}")
+                    .collect(),
+                launches: launches
+                    .iter()
+                    .map(|l| JsonLaunch {
+                        server: &l.server,
+                        state: l.state(),
+                        status: shown_status(l.status(captured)),
+                        locked: l.locked.map(Displayed),
+                        seen: l.seen.map(Displayed),
+                        approved_by: match &l.approval {
+                            Some(Ok(c)) => Some(Displayed(*c)),
+                            _ => None,
+                        },
+                        unapproved_because: match &l.approval {
+                            Some(Err(why)) => Some(why.as_str()),
+                            _ => None,
+                        },
+                    })
+                    .collect(),
+            };
+            document::write(&status, Layout::rows(&["entries", "launches"]), o)
         }
     })?;
     // The last thing the process does: the system takes the entries back

@@ -6,6 +6,17 @@
 //! each with the outcome of checking the hash its tool stored), or an error
 //! naming where the file is malformed. What the files hold and how their
 //! hashes are computed is in `docs/imports.md`.
+//!
+//! These foreign files are read with our strict reader ([`crate::json`]),
+//! not with serde derives, because an import must see what serde_json
+//! does not show: a duplicate key anywhere, in the input schema too, is
+//! refused (which of the two was approved?) where serde_json keeps the
+//! last one silently; the stored hashes are recomputed from each number
+//! as Python read it (an integer of any size kept whole, from its
+//! lexeme) where serde_json rounds integers beyond 64 bits; and a fault
+//! is reported with the JSON pointer, the line and column, and the
+//! wording that `docs/imports.md` and the tests promise. `Members` is
+//! the small typed layer on top.
 
 mod descriptorpin;
 mod kams;

@@ -5,15 +5,18 @@
 //! string from a descriptor is escaped so that no control, invisible or
 //! bidi character reaches a terminal or a log raw.
 
+pub mod document;
 pub mod entry;
 pub mod sarif;
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::canon::{write_string, Escape};
+use serde::Serialize;
+
 use crate::finding::{Finding, Severity};
 use crate::text::escape_display;
+use document::Layout;
 
 /// JSON report format version.
 pub const JSON_VERSION: u32 = 1;
@@ -195,15 +198,34 @@ fn severities(findings: &[Finding]) -> String {
     parts.join(", ")
 }
 
-/// A JSON string literal, concealing characters escaped.
-pub fn json_str(s: &str) -> String {
-    let mut v = Vec::with_capacity(s.len() + 2);
-    write_string(s, Escape::Visible, &mut v);
-    String::from_utf8(v).expect("escaped JSON is UTF-8")
+/// The JSON report: `version`, the findings a line each, and a summary.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    version: u32,
+    findings: Vec<JsonFinding<'a>>,
+    summary: Summary,
 }
 
-fn json_opt(s: Option<&str>) -> String {
-    s.map_or_else(|| "null".to_string(), json_str)
+/// A finding as the JSON report writes it.
+#[derive(Serialize)]
+struct JsonFinding<'a> {
+    class: &'static str,
+    severity: &'static str,
+    server: &'a str,
+    tool: Option<&'a str>,
+    field: Option<&'a str>,
+    message: &'a str,
+    evidence: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Summary {
+    total: usize,
+    /// Every severity, most severe first.
+    #[serde(serialize_with = "document::pairs")]
+    by_severity: Vec<(&'static str, usize)>,
+    fail_on: Option<&'static str>,
+    failing: usize,
 }
 
 /// Writes sorted findings as the JSON report (keys in a fixed order).
@@ -212,35 +234,31 @@ pub fn write_json(
     fail_on: Option<Severity>,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    writeln!(out, "{{\n  \"version\": {JSON_VERSION},\n  \"findings\": [")?;
-    for (i, f) in findings.iter().enumerate() {
-        let evidence: Vec<String> = f.evidence.iter().map(|e| json_str(e)).collect();
-        write!(
-            out,
-            "    {{\"class\": {}, \"severity\": {}, \"server\": {}, \"tool\": {}, \"field\": {}, \"message\": {}, \"evidence\": [{}]}}",
-            json_str(f.class.as_str()),
-            json_str(f.severity.as_str()),
-            json_str(&f.server),
-            json_opt(f.tool.as_deref()),
-            json_opt(f.field.as_deref()),
-            json_str(&f.message),
-            evidence.join(", ")
-        )?;
-        writeln!(out, "{}", if i + 1 < findings.len() { "," } else { "" })?;
-    }
-    let by_sev: Vec<String> = counts(findings)
-        .into_iter()
-        .map(|(s, n)| format!("{}: {n}", json_str(s.as_str())))
-        .collect();
-    let failing = fail_on.map_or(0, |t| findings.iter().filter(|f| f.severity >= t).count());
-    writeln!(
-        out,
-        "  ],\n  \"summary\": {{\"total\": {}, \"by_severity\": {{{}}}, \"fail_on\": {}, \"failing\": {}}}\n}}",
-        findings.len(),
-        by_sev.join(", "),
-        json_opt(fail_on.map(Severity::as_str)),
-        failing
-    )
+    let report = JsonReport {
+        version: JSON_VERSION,
+        findings: findings
+            .iter()
+            .map(|f| JsonFinding {
+                class: f.class.as_str(),
+                severity: f.severity.as_str(),
+                server: &f.server,
+                tool: f.tool.as_deref(),
+                field: f.field.as_deref(),
+                message: &f.message,
+                evidence: &f.evidence,
+            })
+            .collect(),
+        summary: Summary {
+            total: findings.len(),
+            by_severity: counts(findings)
+                .into_iter()
+                .map(|(s, n)| (s.as_str(), n))
+                .collect(),
+            fail_on: fail_on.map(Severity::as_str),
+            failing: fail_on.map_or(0, |t| findings.iter().filter(|f| f.severity >= t).count()),
+        },
+    };
+    document::write(&report, Layout::rows(&["findings"]), out)
 }
 
 #[cfg(test)]

@@ -5,10 +5,11 @@
 //!
 //! One run, one rule per finding [`Class`], one result per finding. The
 //! output is deterministic (findings arrive sorted, keys are written in a
-//! fixed order) and every string goes through the same escaping as the
-//! other formats: descriptor text through [`escape_display`], every JSON
-//! string through [`json_str`], so no control, invisible or bidi character
-//! ever appears raw.
+//! fixed order: the order of the fields of the types below) and every
+//! string goes through the same escaping as the other formats: descriptor
+//! text through [`escape_display`], every JSON string through
+//! [`document`], so no control, invisible or bidi character ever appears
+//! raw.
 //!
 //! Where each finding points is worked out at the edge (it reads files):
 //! this module only writes the [`Place`]s it is given.
@@ -16,7 +17,9 @@
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 
-use super::json_str;
+use serde::Serialize;
+
+use super::document::{self, Layout};
 use crate::canon::Digest;
 use crate::finding::{Class, Finding, Severity};
 use crate::text::escape_display;
@@ -226,53 +229,6 @@ fn hex(s: &str) -> String {
     d.strip_prefix("sha256:").unwrap_or(&d).to_string()
 }
 
-/// A JSON tree written with fixed indentation; strings go through
-/// [`json_str`].
-enum J {
-    Str(String),
-    Raw(String),
-    Obj(Vec<(&'static str, J)>),
-    Arr(Vec<J>),
-}
-
-fn s(v: impl AsRef<str>) -> J {
-    J::Str(v.as_ref().to_string())
-}
-
-fn text(v: impl AsRef<str>) -> J {
-    J::Obj(vec![("text", s(v))])
-}
-
-impl J {
-    fn write(&self, indent: usize, out: &mut dyn Write) -> io::Result<()> {
-        let pad = |n: usize| "  ".repeat(n);
-        match self {
-            J::Str(v) => out.write_all(json_str(v).as_bytes()),
-            J::Raw(v) => out.write_all(v.as_bytes()),
-            J::Obj(members) if members.is_empty() => out.write_all(b"{}"),
-            J::Arr(items) if items.is_empty() => out.write_all(b"[]"),
-            J::Obj(members) => {
-                out.write_all(b"{\n")?;
-                for (i, (k, v)) in members.iter().enumerate() {
-                    write!(out, "{}{}: ", pad(indent + 1), json_str(k))?;
-                    v.write(indent + 1, out)?;
-                    out.write_all(if i + 1 < members.len() { b",\n" } else { b"\n" })?;
-                }
-                write!(out, "{}}}", pad(indent))
-            }
-            J::Arr(items) => {
-                out.write_all(b"[\n")?;
-                for (i, v) in items.iter().enumerate() {
-                    out.write_all(pad(indent + 1).as_bytes())?;
-                    v.write(indent + 1, out)?;
-                    out.write_all(if i + 1 < items.len() { b",\n" } else { b"\n" })?;
-                }
-                write!(out, "{}]", pad(indent))
-            }
-        }
-    }
-}
-
 /// A URI reference for `path`: relative paths percent-encoded segment by
 /// segment (written against [`SRCROOT`]), absolute ones as `file://` URIs.
 fn uri(path: &Path) -> (String, bool) {
@@ -310,47 +266,200 @@ fn percent_encode(bytes: &[u8]) -> String {
     out
 }
 
-fn physical(spot: &Spot) -> J {
+/// A SARIF log (the subset we write), in the order its keys are written.
+#[derive(Serialize)]
+struct Log<'a> {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: [Run<'a>; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Run<'a> {
+    tool: Tool,
+    automation_details: Id<&'a str>,
+    /// [`SRCROOT`] and what it stands for.
+    #[serde(serialize_with = "document::pairs")]
+    original_uri_base_ids: [(&'static str, Description); 1],
+    column_kind: &'static str,
+    results: Vec<SarifResult<'a>>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    driver: Driver,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Driver {
+    name: &'static str,
+    version: &'static str,
+    semantic_version: &'static str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    information_uri: &'static str,
+    rules: Vec<RuleJson>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RuleJson {
+    id: String,
+    name: &'static str,
+    short_description: Text<&'static str>,
+    full_description: Text<&'static str>,
+    help: Text<&'static str>,
+    default_configuration: Level,
+    properties: RuleProperties,
+}
+
+#[derive(Serialize)]
+struct Level {
+    level: &'static str,
+}
+
+#[derive(Serialize)]
+struct RuleProperties {
+    tags: &'static [&'static str],
+    severity: &'static str,
+    #[serde(rename = "security-severity")]
+    security_severity: &'static str,
+}
+
+#[derive(Serialize)]
+struct Description {
+    description: Text<&'static str>,
+}
+
+/// SARIF's message object.
+#[derive(Serialize)]
+struct Text<S> {
+    text: S,
+}
+
+#[derive(Serialize)]
+struct Id<T> {
+    id: T,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult<'a> {
+    rule_id: String,
+    rule_index: usize,
+    level: &'static str,
+    message: Text<String>,
+    locations: [Location<'a>; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    related_locations: Option<[Related; 1]>,
+    /// [`FINGERPRINT_KEY`] and the finding's fingerprint.
+    #[serde(serialize_with = "document::pairs")]
+    partial_fingerprints: [(&'static str, String); 1],
+    properties: ResultProperties<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Location<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    physical_location: Option<Physical>,
+    logical_locations: [Logical<'a>; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<PointerProperty<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Logical<'a> {
+    fully_qualified_name: String,
+    name: &'a str,
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PointerProperty<'a> {
+    json_pointer: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Related {
+    id: u32,
+    physical_location: Physical,
+    message: Text<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Physical {
+    artifact_location: Artifact,
+    region: Region,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Artifact {
+    uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uri_base_id: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: usize,
+    start_column: usize,
+}
+
+#[derive(Serialize)]
+struct ResultProperties<'a> {
+    severity: &'static str,
+    #[serde(rename = "security-severity")]
+    security_severity: &'static str,
+    class: &'static str,
+    server: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+}
+
+fn physical(spot: &Spot) -> Physical {
     let (uri, absolute) = uri(&spot.path);
-    let mut artifact = vec![("uri", s(uri))];
-    if !absolute {
-        artifact.push(("uriBaseId", s(SRCROOT)));
+    Physical {
+        artifact_location: Artifact {
+            uri,
+            uri_base_id: (!absolute).then_some(SRCROOT),
+        },
+        region: Region {
+            start_line: spot.line,
+            start_column: spot.column,
+        },
     }
-    J::Obj(vec![
-        ("artifactLocation", J::Obj(artifact)),
-        (
-            "region",
-            J::Obj(vec![
-                ("startLine", J::Raw(spot.line.to_string())),
-                ("startColumn", J::Raw(spot.column.to_string())),
-            ]),
-        ),
-    ])
 }
 
-fn rule_json(r: &Rule) -> J {
-    J::Obj(vec![
-        ("id", s(rule_id(r.class))),
-        ("name", s(r.name)),
-        ("shortDescription", text(r.short)),
-        ("fullDescription", text(r.full)),
-        ("help", text(r.full)),
-        (
-            "defaultConfiguration",
-            J::Obj(vec![("level", s(level(r.typical)))]),
-        ),
-        (
-            "properties",
-            J::Obj(vec![
-                ("tags", J::Arr(r.tags.iter().map(s).collect())),
-                ("severity", s(r.typical.as_str())),
-                ("security-severity", s(security_severity(r.typical))),
-            ]),
-        ),
-    ])
+fn rule_json(r: &Rule) -> RuleJson {
+    RuleJson {
+        id: rule_id(r.class),
+        name: r.name,
+        short_description: Text { text: r.short },
+        full_description: Text { text: r.full },
+        help: Text { text: r.full },
+        default_configuration: Level {
+            level: level(r.typical),
+        },
+        properties: RuleProperties {
+            tags: r.tags,
+            severity: r.typical.as_str(),
+            security_severity: security_severity(r.typical),
+        },
+    }
 }
 
-fn result_json(f: &Finding, place: &Place, fingerprint: String) -> J {
+fn result_json<'a>(f: &'a Finding, place: &'a Place, fingerprint: String) -> SarifResult<'a> {
     let subject = f.subject();
     let mut first = escape_display(&subject);
     if let Some(field) = &f.field {
@@ -366,66 +475,49 @@ fn result_json(f: &Finding, place: &Place, fingerprint: String) -> J {
         .iter()
         .position(|c| *c == f.class)
         .expect("every class has a rule");
-
-    let logical = vec![
-        ("fullyQualifiedName", s(&subject)),
-        ("name", s(f.tool.as_deref().unwrap_or(&f.server))),
-        (
-            "kind",
-            s(if f.tool.is_some() {
-                "function"
-            } else {
-                "module"
-            }),
-        ),
-    ];
-    let mut location = Vec::new();
-    if let Some(at) = &place.at {
-        location.push(("physicalLocation", physical(at)));
+    let related_locations = place.lock.as_ref().map(|lock| {
+        [Related {
+            id: 1,
+            physical_location: physical(lock),
+            message: Text {
+                text: format!("kams.lock entry of {}", escape_display(&subject)),
+            },
+        }]
+    });
+    SarifResult {
+        rule_id: rule_id(f.class),
+        rule_index: class_index,
+        level: level(f.severity),
+        message: Text {
+            text: message.join("\n"),
+        },
+        locations: [Location {
+            physical_location: place.at.as_ref().map(physical),
+            logical_locations: [Logical {
+                fully_qualified_name: subject,
+                name: f.tool.as_deref().unwrap_or(&f.server),
+                kind: if f.tool.is_some() {
+                    "function"
+                } else {
+                    "module"
+                },
+            }],
+            properties: place
+                .pointer
+                .as_deref()
+                .map(|p| PointerProperty { json_pointer: p }),
+        }],
+        related_locations,
+        partial_fingerprints: [(FINGERPRINT_KEY, fingerprint)],
+        properties: ResultProperties {
+            severity: f.severity.as_str(),
+            security_severity: security_severity(f.severity),
+            class: f.class.as_str(),
+            server: &f.server,
+            tool: f.tool.as_deref(),
+            field: f.field.as_deref(),
+        },
     }
-    location.push(("logicalLocations", J::Arr(vec![J::Obj(logical)])));
-    if let Some(p) = &place.pointer {
-        location.push(("properties", J::Obj(vec![("jsonPointer", s(p))])));
-    }
-
-    let mut result = vec![
-        ("ruleId", s(rule_id(f.class))),
-        ("ruleIndex", J::Raw(class_index.to_string())),
-        ("level", s(level(f.severity))),
-        ("message", text(message.join("\n"))),
-        ("locations", J::Arr(vec![J::Obj(location)])),
-    ];
-    if let Some(lock) = &place.lock {
-        result.push((
-            "relatedLocations",
-            J::Arr(vec![J::Obj(vec![
-                ("id", J::Raw("1".into())),
-                ("physicalLocation", physical(lock)),
-                (
-                    "message",
-                    text(format!("kams.lock entry of {}", escape_display(&subject))),
-                ),
-            ])]),
-        ));
-    }
-    result.push((
-        "partialFingerprints",
-        J::Obj(vec![(FINGERPRINT_KEY, s(fingerprint))]),
-    ));
-    let mut props = vec![
-        ("severity", s(f.severity.as_str())),
-        ("security-severity", s(security_severity(f.severity))),
-        ("class", s(f.class.as_str())),
-        ("server", s(&f.server)),
-    ];
-    if let Some(t) = &f.tool {
-        props.push(("tool", s(t)));
-    }
-    if let Some(field) = &f.field {
-        props.push(("field", s(field)));
-    }
-    result.push(("properties", J::Obj(props)));
-    J::Obj(result)
 }
 
 /// Writes sorted findings as a SARIF 2.1.0 log with one run. `places[i]`
@@ -438,27 +530,11 @@ pub fn write(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     assert_eq!(findings.len(), places.len(), "one place per finding");
-    let mut driver = vec![
-        ("name", s("git-kams")),
-        ("version", s(env!("CARGO_PKG_VERSION"))),
-        ("semanticVersion", s(env!("CARGO_PKG_VERSION"))),
-    ];
-    // Set when Cargo.toml names a repository; a made-up address would be
-    // worse than none.
-    let info = option_env!("CARGO_PKG_REPOSITORY").unwrap_or("");
-    if !info.is_empty() {
-        driver.push(("informationUri", s(info)));
-    }
-    driver.push((
-        "rules",
-        J::Arr(Class::ALL.iter().map(|&c| rule_json(&rule(c))).collect()),
-    ));
-
     // The same entry, class and field twice in one run (a config and an
     // inventory naming one server, say) must stay two results: the second
     // and later get their ordinal in the key.
     let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
-    let results: Vec<J> = findings
+    let results = findings
         .iter()
         .zip(places)
         .map(|(f, p)| {
@@ -473,28 +549,33 @@ pub fn write(
             result_json(f, p, fp)
         })
         .collect();
-
-    let run = J::Obj(vec![
-        ("tool", J::Obj(vec![("driver", J::Obj(driver))])),
-        ("automationDetails", J::Obj(vec![("id", s(automation_id))])),
-        (
-            "originalUriBaseIds",
-            J::Obj(vec![(
+    let log = Log {
+        schema: SARIF_SCHEMA,
+        version: SARIF_VERSION,
+        runs: [Run {
+            tool: Tool {
+                driver: Driver {
+                    name: "git-kams",
+                    version: env!("CARGO_PKG_VERSION"),
+                    semantic_version: env!("CARGO_PKG_VERSION"),
+                    // Set when Cargo.toml names a repository; a made-up
+                    // address would be worse than none.
+                    information_uri: option_env!("CARGO_PKG_REPOSITORY").unwrap_or(""),
+                    rules: Class::ALL.iter().map(|&c| rule_json(&rule(c))).collect(),
+                },
+            },
+            automation_details: Id { id: automation_id },
+            original_uri_base_ids: [(
                 SRCROOT,
-                J::Obj(vec![(
-                    "description",
-                    text("The top of the git work tree (outside git: the current directory)"),
-                )]),
-            )]),
-        ),
-        ("columnKind", s("unicodeCodePoints")),
-        ("results", J::Arr(results)),
-    ]);
-    let log = J::Obj(vec![
-        ("$schema", s(SARIF_SCHEMA)),
-        ("version", s(SARIF_VERSION)),
-        ("runs", J::Arr(vec![run])),
-    ]);
-    log.write(0, out)?;
-    out.write_all(b"\n")
+                Description {
+                    description: Text {
+                        text: "The top of the git work tree (outside git: the current directory)",
+                    },
+                },
+            )],
+            column_kind: "unicodeCodePoints",
+            results,
+        }],
+    };
+    document::write(&log, Layout::Indented, out)
 }

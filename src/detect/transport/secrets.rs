@@ -353,8 +353,8 @@ mod tests {
     fn review_any_text(s: &str) -> Vec<Finding> {
         review(&format!(
             r#"{{"command": "sh", "args": ["-c", {}], "url": {}}}"#,
-            crate::report::json_str(s),
-            crate::report::json_str(s)
+            serde_json::to_string(s).unwrap(),
+            serde_json::to_string(s).unwrap()
         ))
     }
 
