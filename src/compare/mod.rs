@@ -1,9 +1,19 @@
 //! The inventory against the lock: drift per field, added, removed and
 //! unapproved entries. A pure function over values; reading files and git
 //! happens around it.
+//!
+//! This file pairs the two sides and turns each pair into findings;
+//! `drift` says what changed in a field, `words` shows a changed text word
+//! by word, `schema` compares schemas and `rename` finds renamed tools.
 
+mod drift;
 pub mod rename;
 pub mod schema;
+mod words;
+
+use self::drift::{launch_drift, server_drift, tool_drift};
+pub use self::drift::{values_evidence, Drift};
+pub use self::words::word_diff;
 
 use crate::descriptor::Descriptor;
 use crate::finding::{Class, Finding, Severity};
@@ -93,7 +103,7 @@ pub fn servers_without_fields<'a>(inv: &'a Inventory, lock: &Lock) -> Vec<&'a st
 /// differ: after a read that kept digests only, the only ones whose
 /// fields are compared, so the only ones to rebuild. (Collected from a
 /// borrow: collecting in place from the pairs would keep their whole
-/// allocation, 100,000 pairs at 2000x50, for a few names.)
+/// allocation alive for a few names; docs/performance.md, ninth pass.)
 pub fn drifted(pairs: &[Pair<'_>]) -> Vec<(String, Option<String>)> {
     // A server that lost a tool and gained one may have renamed it: both
     // sides' words are compared ([`rename::renames`]).
@@ -214,7 +224,7 @@ fn renamed(all: &[Pair<'_>], r: &rename::Rename<'_>, out: &mut Vec<Finding>) {
     }
     let severity = drift
         .iter()
-        .map(|d| lowered(d.severity, entry.state))
+        .map(|d| lowered_if_provisional(d.severity, entry.state))
         .max()
         .unwrap_or(Severity::Low)
         .max(Severity::Low);
@@ -263,7 +273,7 @@ pub fn compare_pair(pair: &Pair<'_>, out: &mut Vec<Finding>) {
         let state = pair.entry.map_or(State::Pinned, |e| e.state);
         out.push(finding(
             Class::Drift,
-            lowered(d.severity, state),
+            lowered_if_provisional(d.severity, state),
             Some(d.field),
             d.message,
             d.evidence,
@@ -313,7 +323,7 @@ pub fn compare_pair(pair: &Pair<'_>, out: &mut Vec<Finding>) {
         // Not advertised: the denial is kept for when it comes back.
         (Some(entry), None) if entry.state == State::Denied => {}
         (Some(entry), None) => {
-            let sev = lowered(Severity::Low, entry.state);
+            let sev = lowered_if_provisional(Severity::Low, entry.state);
             let what = if pair.tool.is_some() {
                 "tool"
             } else {
@@ -352,7 +362,7 @@ pub fn compare_pair(pair: &Pair<'_>, out: &mut Vec<Finding>) {
             for d in drift {
                 out.push(finding(
                     Class::Drift,
-                    lowered(d.severity, entry.state),
+                    lowered_if_provisional(d.severity, entry.state),
                     Some(d.field),
                     d.message,
                     d.evidence,
@@ -362,392 +372,14 @@ pub fn compare_pair(pair: &Pair<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// The launch changed since the lock recorded it. Silent when the lock has
-/// no launch (locks from before launches were recorded: nothing was
-/// approved to differ from) or the inventory names none (nothing to
-/// compare).
-fn launch_drift(pair: &Pair<'_>) -> Option<Drift> {
-    let locked = pair.locked_launch?;
-    let seen = crate::config::launch_spec(pair.seen_launch?)?;
-    if *locked == seen {
-        return None;
-    }
-    Some(Drift {
-        field: "/launch".into(),
-        severity: Severity::High,
-        message: if seen.get("command").is_some() {
-            "launch changed since it was approved: a different command now runs"
-        } else {
-            "launch changed since it was approved: a different server is now reached"
-        }
-        .into(),
-        evidence: values_evidence(Some(locked), Some(&seen)),
-    })
-}
-
-fn lowered(s: Severity, state: State) -> Severity {
+/// `s`, the severity of a change to a pinned entry, for an entry in
+/// `state`: a provisional entry was never approved, so a change to it is
+/// one step less severe.
+fn lowered_if_provisional(s: Severity, state: State) -> Severity {
     match state {
         State::Pinned | State::Denied => s,
         State::Provisional => s.lower(),
     }
-}
-
-/// One changed field, before the provisional lowering.
-pub struct Drift {
-    /// Pointer of the change.
-    pub field: String,
-    /// Severity for a pinned entry.
-    pub severity: Severity,
-    /// One line.
-    pub message: String,
-    /// Diffs and values.
-    pub evidence: Vec<String>,
-}
-
-fn tool_drift(old: &Descriptor, new: &Descriptor, out: &mut Vec<Drift>) {
-    for field in crate::descriptor::TOOL_FIELDS {
-        let (a, b) = (old.get(field), new.get(field));
-        if a == b {
-            continue;
-        }
-        let at = format!("/{field}");
-        match field {
-            "description" => text_drift(&at, "description", Severity::High, a, b, out),
-            "title" => text_drift(&at, "title", Severity::Medium, a, b, out),
-            "inputSchema" | "outputSchema" => schema_drift(field, a, b, out),
-            "annotations" => annotation_drift(a, b, out),
-            _ => out.push(Drift {
-                field: at,
-                severity: Severity::High,
-                message: format!("{field} changed"),
-                evidence: values_evidence(a, b),
-            }),
-        }
-    }
-}
-
-fn server_drift(old: &Descriptor, new: &Descriptor, out: &mut Vec<Drift>) {
-    for field in crate::descriptor::SERVER_FIELDS {
-        let (a, b) = (old.get(field), new.get(field));
-        if a == b {
-            continue;
-        }
-        match field {
-            "instructions" => text_drift(
-                "/instructions",
-                "server instructions",
-                Severity::High,
-                a,
-                b,
-                out,
-            ),
-            "serverInfo" => {
-                for key in ["name", "title", "version"] {
-                    let (x, y) = (a.and_then(|v| v.get(key)), b.and_then(|v| v.get(key)));
-                    if x != y {
-                        out.push(Drift {
-                            field: format!("/serverInfo/{key}"),
-                            severity: Severity::Low,
-                            message: format!("serverInfo {key} changed"),
-                            evidence: values_evidence(x, y),
-                        });
-                    }
-                }
-                let rest = |v: Option<&Value>| {
-                    v.and_then(Value::as_object).map(|o| {
-                        o.iter()
-                            .filter(|(k, _)| !matches!(k.as_str(), "name" | "title" | "version"))
-                            .map(|(k, v)| (k.clone(), v.clone()))
-                            .collect::<crate::json::Object>()
-                    })
-                };
-                if rest(a) != rest(b) {
-                    out.push(Drift {
-                        field: "/serverInfo".into(),
-                        severity: Severity::Low,
-                        message: "serverInfo changed".into(),
-                        evidence: values_evidence(a, b),
-                    });
-                }
-            }
-            _ => keyed_drift(field, a, b, out),
-        }
-    }
-}
-
-/// Prompts and resources, compared entry by entry.
-fn keyed_drift(field: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Drift>) {
-    let empty = crate::json::Object::new();
-    let oa = a.and_then(Value::as_object).unwrap_or(&empty);
-    let ob = b.and_then(Value::as_object).unwrap_or(&empty);
-    let mut keys: Vec<&String> = oa
-        .iter()
-        .map(|(k, _)| k)
-        .chain(ob.iter().map(|(k, _)| k))
-        .collect();
-    keys.sort();
-    keys.dedup();
-    for k in keys {
-        let (x, y) = (oa.get(k), ob.get(k));
-        if x == y {
-            continue;
-        }
-        let mut at = format!("/{field}/");
-        crate::json::push_pointer_token(&mut at, k);
-        let (severity, verb) = match (x, y) {
-            (None, _) => (Severity::Medium, "added"),
-            (_, None) => (Severity::Low, "removed"),
-            _ => (Severity::Medium, "changed"),
-        };
-        out.push(Drift {
-            field: at,
-            severity,
-            message: format!("{field} entry `{k}` {verb}"),
-            evidence: values_evidence(x, y),
-        });
-    }
-}
-
-fn text_drift(
-    at: &str,
-    what: &str,
-    severity: Severity,
-    a: Option<&Value>,
-    b: Option<&Value>,
-    out: &mut Vec<Drift>,
-) {
-    let (sa, sb) = (a.and_then(Value::as_str), b.and_then(Value::as_str));
-    let (message, evidence) = match (a, b, sa, sb) {
-        (_, _, Some(x), Some(y)) => (
-            format!("{what} changed"),
-            vec![format!("words: {}", word_diff(x, y))],
-        ),
-        (None, Some(_), _, Some(y)) => (format!("{what} added"), vec![format!("new: {y}")]),
-        (Some(_), None, Some(x), _) => (format!("{what} removed"), vec![format!("old: {x}")]),
-        _ => (format!("{what} changed"), values_evidence(a, b)),
-    };
-    out.push(Drift {
-        field: at.to_string(),
-        severity,
-        message,
-        evidence,
-    });
-}
-
-fn schema_drift(field: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Drift>) {
-    let mut changes = Vec::new();
-    schema::compare(a, b, &format!("/{field}"), &mut changes);
-    for c in changes {
-        let severity = match c.kind {
-            schema::Kind::Text => Severity::High,
-            schema::Kind::Widened | schema::Kind::Changed => Severity::Medium,
-            schema::Kind::Narrowed | schema::Kind::Cosmetic => Severity::Low,
-        };
-        let evidence = match (&c.old, &c.new, c.kind) {
-            (Some(Value::String(x)), Some(Value::String(y)), schema::Kind::Text) => {
-                vec![format!("words: {}", word_diff(x, y))]
-            }
-            _ => values_evidence(c.old.as_ref(), c.new.as_ref()),
-        };
-        out.push(Drift {
-            field: c.pointer,
-            severity,
-            message: format!("{field} {}: {}", c.kind.as_str(), c.what),
-            evidence,
-        });
-    }
-}
-
-/// (hint, default per the MCP specification, true when `true` claims safety)
-const HINTS: [(&str, bool, bool); 4] = [
-    ("readOnlyHint", false, true),
-    ("destructiveHint", true, false),
-    ("idempotentHint", false, true),
-    ("openWorldHint", true, false),
-];
-
-fn annotation_drift(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Drift>) {
-    let empty = crate::json::Object::new();
-    let oa = a.and_then(Value::as_object).unwrap_or(&empty);
-    let ob = b.and_then(Value::as_object).unwrap_or(&empty);
-    let mut keys: Vec<&String> = oa
-        .iter()
-        .map(|(k, _)| k)
-        .chain(ob.iter().map(|(k, _)| k))
-        .collect();
-    keys.sort();
-    keys.dedup();
-    // Changes grouped by what they mean: one finding per group, not per hint.
-    let (mut claims, mut drops, mut odd, mut cosmetic) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for k in keys {
-        let (x, y) = (oa.get(k), ob.get(k));
-        if x == y {
-            continue;
-        }
-        let Some(&(h, default, safe_when_true)) = HINTS.iter().find(|(h, _, _)| h == k) else {
-            cosmetic.push(k.clone());
-            continue;
-        };
-        let eff = |v: Option<&Value>| match v {
-            None => Some(default),
-            Some(Value::Bool(b)) => Some(*b),
-            Some(_) => None,
-        };
-        match (eff(x), eff(y)) {
-            (Some(p), Some(q)) if p == q => cosmetic.push(format!("{h} (same meaning)")),
-            (Some(_), Some(q)) if q == safe_when_true => claims.push(format!("{h}={q}")),
-            (Some(_), Some(q)) => drops.push(format!("{h}={q}")),
-            _ => odd.push(h.to_string()),
-        }
-    }
-    // One finding for the field (one fact: the annotations changed), at
-    // the severity of what matters most in it, and with a line per kind
-    // of change: two findings for one field read as two changes.
-    let groups = [
-        (claims, Severity::High, "annotations strengthened: now claims safety it did not claim (clients may auto-approve)", "now claims"),
-        (drops, Severity::Medium, "annotations weakened: no longer claims safety", "no longer claims"),
-        (odd, Severity::Medium, "annotations changed: hint is not a boolean", "not a boolean"),
-        (cosmetic, Severity::Low, "annotations changed", "changed"),
-    ];
-    let present: Vec<_> = groups.iter().filter(|g| !g.0.is_empty()).collect();
-    let Some(&&(_, severity, message, _)) = present.first() else {
-        return;
-    };
-    let mut evidence: Vec<String> = match present.as_slice() {
-        [(items, ..)] => vec![format!("hints: {}", items.join(", "))],
-        many => many
-            .iter()
-            .map(|(items, _, _, label)| format!("{label}: {}", items.join(", ")))
-            .collect(),
-    };
-    evidence.extend(values_evidence(a, b));
-    out.push(Drift {
-        field: "/annotations".into(),
-        severity,
-        message: message.to_string(),
-        evidence,
-    });
-}
-
-/// `old:` and `new:` lines with compact canonical JSON of each side.
-pub fn values_evidence(a: Option<&Value>, b: Option<&Value>) -> Vec<String> {
-    let show = |v: Option<&Value>| match v {
-        None => "(absent)".to_string(),
-        Some(v) => crate::canon::jcs_string(v),
-    };
-    vec![format!("old: {}", show(a)), format!("new: {}", show(b))]
-}
-
-/// A word-level diff in `git diff --word-diff=plain` notation:
-/// `[-removed-]{+added+}`. Changed words separated only by spaces form one
-/// run, so a rewritten sentence reads as one replacement.
-pub fn word_diff(old: &str, new: &str) -> String {
-    if old.len() + new.len() <= MAX_WORD_DIFF {
-        return myers_word_diff(old, new);
-    }
-    // Only the middle that differs is diffed, and past the limit it is
-    // shown as one replacement.
-    let (head, tail) = common_ends(old, new);
-    let (a, b) = (&old[head..old.len() - tail], &new[head..new.len() - tail]);
-    let middle = if a.len() + b.len() <= MAX_WORD_DIFF {
-        myers_word_diff(a, b)
-    } else {
-        let mut m = String::new();
-        if !a.is_empty() {
-            m.push_str(&format!("[-{a}-]"));
-        }
-        if !b.is_empty() {
-            m.push_str(&format!("{{+{b}+}}"));
-        }
-        m
-    };
-    format!("{}{middle}{}", &old[..head], &old[old.len() - tail..])
-}
-
-/// Longest pair of texts (bytes, both sides) diffed word by word. Myers'
-/// diff costs the length times the number of edits: a 10 MB description
-/// that replaced a short one took hours.
-const MAX_WORD_DIFF: usize = 64 * 1024;
-
-/// Lengths in bytes of the common start and end of `a` and `b`, not
-/// overlapping, cut back to whole words (the start ends after a
-/// whitespace, the end begins with one).
-fn common_ends(a: &str, b: &str) -> (usize, usize) {
-    let (x, y) = (a.as_bytes(), b.as_bytes());
-    let mut head = x.iter().zip(y).take_while(|(p, q)| p == q).count();
-    while !a.is_char_boundary(head) {
-        head -= 1;
-    }
-    head = a[..head]
-        .char_indices()
-        .rev()
-        .find(|(_, c)| c.is_whitespace())
-        .map_or(0, |(i, c)| i + c.len_utf8());
-    let room = x.len().min(y.len()) - head;
-    let mut tail = x
-        .iter()
-        .rev()
-        .zip(y.iter().rev())
-        .take(room)
-        .take_while(|(p, q)| p == q)
-        .count();
-    while !a.is_char_boundary(a.len() - tail) {
-        tail -= 1;
-    }
-    let end = &a[a.len() - tail..];
-    tail = end
-        .char_indices()
-        .find(|(_, c)| c.is_whitespace())
-        .map_or(0, |(i, _)| end.len() - i);
-    (head, tail)
-}
-
-fn myers_word_diff(old: &str, new: &str) -> String {
-    use similar::{ChangeTag, TextDiff};
-    let diff = TextDiff::from_words(old, new);
-    let (mut out, mut del, mut ins, mut gap) =
-        (String::new(), String::new(), String::new(), String::new());
-    let flush = |out: &mut String, del: &mut String, ins: &mut String| {
-        if !del.is_empty() {
-            out.push_str(&format!("[-{del}-]"));
-        }
-        if !ins.is_empty() {
-            out.push_str(&format!("{{+{ins}+}}"));
-        }
-        del.clear();
-        ins.clear();
-    };
-    for change in diff.iter_all_changes() {
-        let v = change.value();
-        match change.tag() {
-            ChangeTag::Delete => {
-                if !gap.is_empty() {
-                    del.push_str(&gap);
-                    ins.push_str(&std::mem::take(&mut gap));
-                }
-                del.push_str(v);
-            }
-            ChangeTag::Insert => {
-                if !gap.is_empty() {
-                    del.push_str(&gap);
-                    ins.push_str(&std::mem::take(&mut gap));
-                }
-                ins.push_str(v);
-            }
-            ChangeTag::Equal if v.trim().is_empty() && !(del.is_empty() && ins.is_empty()) => {
-                gap.push_str(v)
-            }
-            ChangeTag::Equal => {
-                flush(&mut out, &mut del, &mut ins);
-                out.push_str(&std::mem::take(&mut gap));
-                out.push_str(v);
-            }
-        }
-    }
-    flush(&mut out, &mut del, &mut ins);
-    out.push_str(&gap);
-    out
 }
 
 #[cfg(test)]
@@ -780,30 +412,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn word_diff_marks_changed_words() {
-        assert_eq!(
-            word_diff("read a file", "read the file"),
-            "read [-a-]{+the+} file"
-        );
-    }
-
-    /// Past the limit only the middle that differs is diffed, and a
-    /// middle past it too is one replacement (it took hours).
-    #[test]
-    fn word_diff_of_long_texts_diffs_the_middle_or_replaces_it() {
-        let pad = "word ".repeat(MAX_WORD_DIFF / 5);
-        let (old, new) = (
-            format!("{pad}read a file {pad}"),
-            format!("{pad}read the file {pad}"),
-        );
-        assert_eq!(
-            word_diff(&old, &new),
-            format!("{pad}read [-a-]{{+the+}} file {pad}")
-        );
-        let long = "Reads a file. ".repeat(MAX_WORD_DIFF / 7);
-        assert_eq!(word_diff("Adds.", &long), format!("[-Adds.-]{{+{long}+}}"));
-    }
     fn launch_findings(locked: Option<&str>, seen: &str, state: Option<State>) -> Vec<Finding> {
         let parse = |t: &str| crate::json::parse(t.as_bytes()).unwrap().0;
         let locked = locked.map(parse);

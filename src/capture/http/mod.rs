@@ -8,10 +8,19 @@
 //! and server-sent events to find where one message ends. Every read is
 //! bounded by the session's deadline and by the message cap, so that a stuck
 //! or hostile server can neither hang a capture nor fill memory.
+//!
+//! This file is the session: connecting, the requests and their headers,
+//! which transport the server speaks, and the threads that read its
+//! streams. `sse` reads server-sent events, `response` what an answer
+//! holds, and `endpoint` resolves where a legacy session POSTs.
+
+mod endpoint;
+mod response;
+mod sse;
 
 use std::collections::VecDeque;
-use std::io::{self, BufRead, BufReader, Read};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::io::{BufRead, BufReader};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -20,6 +29,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use ureq::http::{self, header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use ureq::{Agent, AsSendBody, Body};
 
+use self::endpoint::resolve_endpoint;
+pub(crate) use self::response::{failed, status_error};
+use self::response::{media_type, read_message, session_id, too_big};
+use self::sse::{HeldBytes, SseReader, LINE_SLACK};
 use super::queue::{Empty, Producer, Queue, BUDGET};
 use super::transport::{Outgoing, Transport};
 use crate::text::escape_display;
@@ -80,14 +93,14 @@ pub fn connect(
         url: url.to_owned(),
         headers,
         mode: Mode::Undecided,
-        posted: false,
+        post_answered: false,
         session_id: None,
         protocol_version: None,
         max_message: opts.max_message,
         deadline: opts.deadline,
-        queue: VecDeque::new(),
+        json_answers: VecDeque::new(),
         streams: Queue::new(BUDGET),
-        held: Held {
+        held: HeldBytes {
             total: Arc::new(AtomicUsize::new(0)),
             limit: opts.max_message.saturating_add(2 * LINE_SLACK),
         },
@@ -130,21 +143,17 @@ pub(crate) fn header_pairs(headers: &[(String, String)]) -> Result<Vec<(HeaderNa
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 const EVENT_STREAM: &str = "text/event-stream";
-const SESSION_ID: &str = "mcp-session-id";
+pub(super) const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// How long `close` gives the DELETE that ends a session: long enough for a
 /// server nearby, short enough that closing never holds up the run.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
-/// How many characters of an error body a message shows.
-const SNIPPET_CHARS: usize = 200;
-/// Room on one SSE line above the message cap, for the field name ("data: ").
-const LINE_SLACK: usize = 64;
 /// Event streams open at once (a thread each). A server needs one per
 /// request in flight, and capture has one request in flight at a time; a
 /// server that leaves its streams open past their response (the spec says
 /// it should close them) gets room for a capture of many pages, and one
 /// that opens stream after stream is refused. What the streams hold is
-/// bounded together ([`Held`]), not per stream.
+/// bounded together ([`HeldBytes`]), not per stream.
 const MAX_STREAMS: usize = 32;
 
 /// Which transport the session settled on.
@@ -166,6 +175,14 @@ enum Incoming {
     Failed(anyhow::Error),
 }
 
+/// What a request carries: one JSON message (a POST), or nothing (the
+/// GET of an event stream, the DELETE that ends a session).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RequestBody {
+    Json,
+    Empty,
+}
+
 /// One session with an MCP server over HTTP.
 struct HttpTransport {
     /// One agent per session, so that `close` can shut down exactly this
@@ -177,19 +194,19 @@ struct HttpTransport {
     mode: Mode,
     /// Whether a streamable POST was answered: the session id comes with the
     /// answer to the first one (initialize).
-    posted: bool,
+    post_answered: bool,
     session_id: Option<HeaderValue>,
     protocol_version: Option<String>,
     max_message: usize,
     deadline: Instant,
     /// Messages that came as JSON bodies of POST answers (one at most per
     /// request, and requests go one at a time).
-    queue: VecDeque<Vec<u8>>,
+    json_answers: VecDeque<Vec<u8>>,
     /// Messages from the event streams, bounded in bytes: a stream thread
     /// waits while it is full. One producer per open stream.
     streams: Queue<Incoming>,
     /// Unfinished events of all the streams.
-    held: Held,
+    held: HeldBytes,
     /// Bodies not read: answers to a POST of a notification or a response,
     /// which the spec has answered 202 with no body.
     ignored_streams: usize,
@@ -238,7 +255,7 @@ impl Transport for HttpTransport {
     }
 
     fn recv(&mut self, deadline: Instant) -> Result<Option<Vec<u8>>> {
-        if let Some(message) = self.queue.pop_front() {
+        if let Some(message) = self.json_answers.pop_front() {
             return Ok(Some(message));
         }
         match self.streams.pop(deadline.min(self.deadline)) {
@@ -259,7 +276,7 @@ impl Transport for HttpTransport {
     fn close(&mut self) {
         if matches!(self.mode, Mode::Streamable) && self.session_id.is_some() {
             if let Ok(request) = self
-                .request(Method::DELETE, &self.url, None, false)
+                .request(Method::DELETE, &self.url, None, RequestBody::Empty)
                 .and_then(|b| Ok(b.body(())?))
             {
                 // The spec lets a server refuse (405), and a server that is
@@ -312,7 +329,7 @@ impl HttpTransport {
         method: Method,
         url: &str,
         accept: Option<&'static str>,
-        json_body: bool,
+        body: RequestBody,
     ) -> Result<http::request::Builder> {
         let mut headers = HeaderMap::new();
         for (name, value) in &self.headers {
@@ -321,7 +338,7 @@ impl HttpTransport {
         if let Some(accept) = accept {
             headers.insert(header::ACCEPT, HeaderValue::from_static(accept));
         }
-        if json_body {
+        if body == RequestBody::Json {
             headers.insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
@@ -370,7 +387,7 @@ impl HttpTransport {
     ) -> Result<http::Response<Body>> {
         let timeout = self.remaining(what)?;
         let request = self
-            .request(Method::POST, url, accept, true)?
+            .request(Method::POST, url, accept, RequestBody::Json)?
             .body(message)?;
         self.run(request, timeout).map_err(|e| failed(what, e))
     }
@@ -381,8 +398,8 @@ impl HttpTransport {
     /// (which the spec answers 202, without one) is dropped unread, so a
     /// server cannot have each of our answers open another stream.
     fn take_streamable(&mut self, response: http::Response<Body>, kind: Outgoing) -> Result<()> {
-        let first = !self.posted;
-        self.posted = true;
+        let first = !self.post_answered;
+        self.post_answered = true;
         let status = response.status();
         if !status.is_success() {
             let ended = status == StatusCode::NOT_FOUND && self.session_id.is_some();
@@ -417,7 +434,7 @@ impl HttpTransport {
                 // Some servers answer a notification with an empty 200 instead
                 // of 202: there is no message in it.
                 if !message.iter().all(u8::is_ascii_whitespace) {
-                    self.queue.push_back(message);
+                    self.json_answers.push_back(message);
                 }
                 Ok(())
             }
@@ -441,7 +458,12 @@ impl HttpTransport {
         let what = "GET of the SSE stream";
         let timeout = self.remaining(what)?;
         let request = self
-            .request(Method::GET, &self.url, Some(EVENT_STREAM), false)?
+            .request(
+                Method::GET,
+                &self.url,
+                Some(EVENT_STREAM),
+                RequestBody::Empty,
+            )?
             .body(())?;
         let response = self.run(request, timeout).map_err(|e| failed(what, e))?;
         if !response.status().is_success() {
@@ -525,370 +547,12 @@ fn pump<R: BufRead>(mut events: SseReader<R>, tx: Producer<Incoming>) {
     }
 }
 
-/// The error for a request that got no answer.
-pub(crate) fn failed(what: &str, e: ureq::Error) -> anyhow::Error {
-    match e {
-        ureq::Error::Timeout(_) => anyhow!("{what}: no answer before the deadline"),
-        e => anyhow!("{what}: {e}"),
-    }
-}
-
-/// The error for a read of a body that broke off.
-fn read_failed(what: &str, e: io::Error) -> anyhow::Error {
-    failed(what, ureq::Error::from(e))
-}
-
-/// The error for a message past the cap.
-fn too_big(max_message: usize) -> String {
-    format!("response over {max_message} bytes (cap on one message)")
-}
-
-/// Reads one whole message, never holding more than the cap and one byte.
-fn read_message(reader: impl Read, max_message: usize) -> Result<Vec<u8>> {
-    let mut message = Vec::new();
-    reader
-        .take((max_message as u64).saturating_add(1))
-        .read_to_end(&mut message)
-        .map_err(|e| read_failed("reading the response body", e))?;
-    if message.len() > max_message {
-        bail!(too_big(max_message));
-    }
-    Ok(message)
-}
-
-/// The error for a non-2xx answer: the status and the start of the body,
-/// escaped, since the body is the server's text and may hold control
-/// characters meant for the terminal.
-pub(crate) fn status_error(what: &str, response: http::Response<Body>) -> anyhow::Error {
-    let status = response.status();
-    let mut raw = Vec::new();
-    // Four bytes a character at most. A body that breaks off is still worth
-    // showing as far as it came, so a read error only ends the snippet.
-    let _ = response
-        .into_body()
-        .into_reader()
-        .take(SNIPPET_CHARS as u64 * 4)
-        .read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw);
-    let snippet: String = text.chars().take(SNIPPET_CHARS).collect();
-    let snippet = snippet.trim_end();
-    if snippet.is_empty() {
-        anyhow!("{what} answered HTTP {status} with an empty body")
-    } else {
-        anyhow!("{what} answered HTTP {status}: {}", escape_display(snippet))
-    }
-}
-
-/// The media type of a response, lowercase, without parameters.
-fn media_type(response: &http::Response<Body>) -> String {
-    response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(|v| v.trim().to_ascii_lowercase())
-        .unwrap_or_default()
-}
-
-/// The session id the server assigned, checked against the spec's
-/// alphabet (visible ASCII) since it is sent back on every request.
-fn session_id(response: &http::Response<Body>) -> Result<Option<HeaderValue>> {
-    match response.headers().get(SESSION_ID) {
-        None => Ok(None),
-        Some(id) if !id.is_empty() && id.as_bytes().iter().all(|b| (0x21..=0x7E).contains(b)) => {
-            Ok(Some(id.clone()))
-        }
-        Some(_) => bail!("the server's Mcp-Session-Id has characters outside visible ASCII"),
-    }
-}
-
-/// The HTTP+SSE POST URL: the `endpoint` event's URI reference resolved
-/// against the SSE URL (RFC 3986, section 5.2). Another origin is refused,
-/// because every POST carries the configured headers, credentials included.
-fn resolve_endpoint(base: &Uri, reference: &str) -> Result<String> {
-    let reference = reference.split('#').next().unwrap_or_default();
-    let scheme = base.scheme_str().unwrap_or("http");
-    let authority = base.authority().map_or("", |a| a.as_str());
-    let base_path = base.path();
-    let has_scheme = reference
-        .find(':')
-        .is_some_and(|i| i > 0 && !reference[..i].contains(['/', '?']));
-    let joined = if has_scheme {
-        reference.to_owned()
-    } else if let Some(rest) = reference.strip_prefix("//") {
-        format!("{scheme}://{rest}")
-    } else if reference.is_empty() || reference.starts_with('?') {
-        format!("{scheme}://{authority}{base_path}{reference}")
-    } else {
-        let merged = if reference.starts_with('/') {
-            reference.to_owned()
-        } else {
-            let dir = &base_path[..base_path.rfind('/').map_or(0, |i| i + 1)];
-            format!("{dir}{reference}")
-        };
-        let (path, query) = match merged.split_once('?') {
-            Some((path, query)) => (path, Some(query)),
-            None => (merged.as_str(), None),
-        };
-        let path = remove_dot_segments(path);
-        match query {
-            Some(query) => format!("{scheme}://{authority}{path}?{query}"),
-            None => format!("{scheme}://{authority}{path}"),
-        }
-    };
-    let uri: Uri = joined.parse().map_err(|_| {
-        anyhow!(
-            "the SSE endpoint event `{}` is not a valid URI reference",
-            escape_display(reference)
-        )
-    })?;
-    let (theirs, ours) = (origin(&uri), origin(base));
-    if theirs != ours {
-        bail!(
-            "the SSE endpoint event names another origin ({}://{}:{}) than the server URL; refusing to send the configured headers there",
-            escape_display(&theirs.0),
-            escape_display(&theirs.1),
-            theirs.2
-        );
-    }
-    Ok(joined)
-}
-
-/// Scheme, host and port, the way browsers compare origins.
-fn origin(uri: &Uri) -> (String, String, u16) {
-    let scheme = uri.scheme_str().unwrap_or_default().to_ascii_lowercase();
-    let host = uri.host().unwrap_or_default().to_ascii_lowercase();
-    let port = uri
-        .port_u16()
-        .unwrap_or(if scheme == "https" { 443 } else { 80 });
-    (scheme, host, port)
-}
-
-/// An absolute path without `.` and `..` segments (RFC 3986, section 5.2.4).
-fn remove_dot_segments(path: &str) -> String {
-    let segments: Vec<&str> = path.split('/').skip(1).collect();
-    let mut out: Vec<&str> = Vec::new();
-    for (i, segment) in segments.iter().enumerate() {
-        let last = i + 1 == segments.len();
-        match *segment {
-            "." => {}
-            ".." => {
-                out.pop();
-            }
-            other => {
-                out.push(other);
-                continue;
-            }
-        }
-        // A path ending in `.` or `..` names a directory.
-        if last {
-            out.push("");
-        }
-    }
-    format!("/{}", out.join("/"))
-}
-
-/// One dispatched server-sent event.
-struct SseEvent {
-    /// The event type; `message` when the event named none.
-    kind: String,
-    data: Vec<u8>,
-}
-
-/// Bytes of unfinished events held by all the streams of one session,
-/// against one limit: each stream alone is held to the message cap, and
-/// together they are held to about the same, however many streams the
-/// server opens.
-#[derive(Clone)]
-struct Held {
-    total: Arc<AtomicUsize>,
-    limit: usize,
-}
-
-/// Reads server-sent events (the WHATWG event-stream format) from bytes,
-/// never holding a line or an event's data past the message cap.
-///
-/// `id` and `retry` are read past: this client does not resume streams.
-struct SseReader<R> {
-    input: R,
-    max_message: usize,
-    line: Vec<u8>,
-    /// The last line ended in CR, so a LF right after it belongs to it.
-    after_cr: bool,
-    started: bool,
-    /// The session's count, when it shares one between streams.
-    held: Option<Held>,
-    /// Bytes of the event being read (data and type), besides the line.
-    pending: usize,
-    /// What this reader added to `held`.
-    mine: usize,
-}
-
-impl<R: BufRead> SseReader<R> {
-    fn new(input: R, max_message: usize) -> SseReader<R> {
-        SseReader {
-            input,
-            max_message,
-            line: Vec::new(),
-            after_cr: false,
-            started: false,
-            held: None,
-            pending: 0,
-            mine: 0,
-        }
-    }
-
-    /// Counts what this reader holds in `held` with the other streams'.
-    fn sharing(mut self, held: Held) -> SseReader<R> {
-        self.held = Some(held);
-        self
-    }
-
-    /// Brings this reader's share of the count up to date; past the limit,
-    /// an error.
-    fn account(&mut self) -> Result<()> {
-        let Some(held) = &self.held else {
-            return Ok(());
-        };
-        let now = self.line.len().saturating_add(self.pending);
-        if now >= self.mine {
-            let more = now - self.mine;
-            let total = held.total.fetch_add(more, Ordering::SeqCst) + more;
-            self.mine = now;
-            if total > held.limit {
-                bail!(
-                    "the server's event streams hold more than {} bytes of unfinished messages at once",
-                    held.limit
-                );
-            }
-        } else {
-            held.total.fetch_sub(self.mine - now, Ordering::SeqCst);
-            self.mine = now;
-        }
-        Ok(())
-    }
-
-    /// The next event with data; `None` at the end of the stream.
-    fn next_event(&mut self) -> Result<Option<SseEvent>> {
-        let mut kind = String::new();
-        let mut data: Vec<u8> = Vec::new();
-        let mut has_data = false;
-        loop {
-            if !self.read_line()? {
-                return Ok(None);
-            }
-            if !self.started {
-                self.started = true;
-                if self.line.starts_with(b"\xEF\xBB\xBF") {
-                    self.line.drain(..3);
-                }
-            }
-            let line = self.line.as_slice();
-            if line.is_empty() {
-                // Events without data are not dispatched. That includes the
-                // priming event (an id and an empty data field) that the spec
-                // has servers send first on a stream.
-                self.pending = 0;
-                self.account()?;
-                if !data.is_empty() {
-                    if kind.is_empty() {
-                        kind.push_str("message");
-                    }
-                    return Ok(Some(SseEvent { kind, data }));
-                }
-                kind.clear();
-                has_data = false;
-                continue;
-            }
-            if line[0] == b':' {
-                continue; // a comment, often a keep-alive
-            }
-            let (field, value) = match line.iter().position(|&b| b == b':') {
-                Some(i) => {
-                    let value = &line[i + 1..];
-                    (&line[..i], value.strip_prefix(b" ").unwrap_or(value))
-                }
-                None => (line, &[][..]),
-            };
-            match field {
-                b"event" => kind = String::from_utf8_lossy(value).into_owned(),
-                b"data" => {
-                    if has_data {
-                        data.push(b'\n');
-                    }
-                    has_data = true;
-                    data.extend_from_slice(value);
-                    if data.len() > self.max_message {
-                        bail!(too_big(self.max_message));
-                    }
-                }
-                _ => {}
-            }
-            self.pending = data.len().saturating_add(kind.len());
-        }
-    }
-
-    /// Reads the next line into `self.line`, without its end (CR, LF or
-    /// CRLF). False at the end of the stream: a last line without an end
-    /// belongs to an event that never completed, which SSE discards.
-    fn read_line(&mut self) -> Result<bool> {
-        self.line.clear();
-        // A long line once read is not kept as capacity for ever.
-        if self.line.capacity() > 1 << 16 {
-            self.line = Vec::new();
-        }
-        let limit = self.max_message.saturating_add(LINE_SLACK);
-        loop {
-            let buf = match self.input.fill_buf() {
-                Ok(buf) => buf,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(read_failed("reading the event stream", e)),
-            };
-            if buf.is_empty() {
-                return Ok(false);
-            }
-            let skip = usize::from(self.after_cr && buf[0] == b'\n');
-            self.after_cr = false;
-            let rest = &buf[skip..];
-            let end = rest.iter().position(|&b| b == b'\n' || b == b'\r');
-            let take = end.unwrap_or(rest.len());
-            if self.line.len() + take > limit {
-                bail!(too_big(self.max_message));
-            }
-            self.line.extend_from_slice(&rest[..take]);
-            let done = match end {
-                Some(i) => {
-                    self.after_cr = rest[i] == b'\r';
-                    self.input.consume(skip + i + 1);
-                    true
-                }
-                None => {
-                    self.input.consume(skip + take);
-                    false
-                }
-            };
-            self.account()?;
-            if done {
-                return Ok(true);
-            }
-        }
-    }
-}
-
-impl<R> Drop for SseReader<R> {
-    fn drop(&mut self) {
-        if let Some(held) = &self.held {
-            held.total.fetch_sub(self.mine, Ordering::SeqCst);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
+    use std::io::{self, Read, Write};
     use std::net::{TcpListener, TcpStream};
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{mpsc, Arc, Mutex};
 
     /// One request as the test server saw it.
@@ -1260,31 +924,6 @@ mod tests {
     }
 
     #[test]
-    fn endpoint_references_resolve_against_the_sse_url() {
-        let base: Uri = "http://h:8/a/b/sse?x=1".parse().unwrap();
-        let cases = [
-            ("/m?s=1", "http://h:8/m?s=1"),
-            ("m?s=1", "http://h:8/a/b/m?s=1"),
-            ("../m", "http://h:8/a/m"),
-            ("./", "http://h:8/a/b/"),
-            ("../..", "http://h:8/"),
-            ("?s=2", "http://h:8/a/b/sse?s=2"),
-            ("//h:8/z", "http://h:8/z"),
-            ("HTTP://H:8/z", "HTTP://H:8/z"),
-        ];
-        for (reference, want) in cases {
-            assert_eq!(
-                resolve_endpoint(&base, reference).unwrap(),
-                want,
-                "{reference}"
-            );
-        }
-        for reference in ["https://h:8/z", "http://h:9/z", "//evil/z", "http://h/z"] {
-            assert!(resolve_endpoint(&base, reference).is_err(), "{reference}");
-        }
-    }
-
-    #[test]
     fn oversized_messages_are_errors() {
         let server = Server::start(|req, mut stream| {
             if req.body_has("declared") {
@@ -1321,98 +960,6 @@ mod tests {
         let e = t.recv(soon()).unwrap_err();
         assert!(format!("{e:#}").contains("response over 64 bytes"), "{e:#}");
         t.close();
-    }
-
-    /// An endless source of `pattern`, counting what was taken from it.
-    struct Endless {
-        pattern: &'static [u8],
-        at: usize,
-        taken: Arc<AtomicUsize>,
-    }
-
-    impl Read for Endless {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            for b in buf.iter_mut() {
-                *b = self.pattern[self.at % self.pattern.len()];
-                self.at += 1;
-            }
-            self.taken.fetch_add(buf.len(), Ordering::SeqCst);
-            Ok(buf.len())
-        }
-    }
-
-    fn endless(pattern: &'static [u8]) -> (Endless, Arc<AtomicUsize>) {
-        let taken = Arc::new(AtomicUsize::new(0));
-        let source = Endless {
-            pattern,
-            at: 0,
-            taken: taken.clone(),
-        };
-        (source, taken)
-    }
-
-    #[test]
-    fn reading_stops_at_the_cap() {
-        let (source, taken) = endless(b"{");
-        let e = read_message(source, 64).unwrap_err();
-        assert!(e.to_string().contains("response over 64 bytes"), "{e}");
-        assert!(taken.load(Ordering::SeqCst) <= 65);
-
-        // One endless line, and endless data lines of one event.
-        for pattern in [&b"data: xxxxxxxx"[..], &b"data: xxxxxxxx\n"[..]] {
-            let (source, taken) = endless(pattern);
-            let mut events = SseReader::new(BufReader::with_capacity(16, source), 64);
-            let e = events.next_event().err().expect("over the cap");
-            assert!(e.to_string().contains("response over 64 bytes"), "{e}");
-            assert!(taken.load(Ordering::SeqCst) <= 64 + LINE_SLACK + 16);
-        }
-    }
-
-    #[test]
-    fn unfinished_events_of_all_streams_count_against_one_limit() {
-        let held = Held {
-            total: Arc::new(AtomicUsize::new(0)),
-            limit: 100,
-        };
-        // Each stream holds 60 bytes of an event that never ends: alone
-        // under the cap of 80, together over the limit of 100.
-        let partial = format!("data: {}\n", "x".repeat(60));
-        let mut first = SseReader::new(partial.as_bytes(), 80).sharing(held.clone());
-        let mut second = SseReader::new(partial.as_bytes(), 80).sharing(held.clone());
-        // The first stream's data line, read and waiting for its event's end.
-        assert!(first.read_line().unwrap());
-        first.pending = 60;
-        first.line.clear();
-        first.account().unwrap();
-        assert_eq!(held.total.load(Ordering::SeqCst), 60);
-        let e = second.next_event().err().expect("over the shared limit");
-        assert!(
-            e.to_string().contains("more than 100 bytes of unfinished"),
-            "{e}"
-        );
-        drop(first);
-        drop(second);
-        assert_eq!(held.total.load(Ordering::SeqCst), 0);
-    }
-
-    #[test]
-    fn sse_reader_follows_the_event_stream_format() {
-        let input = b"\xEF\xBB\xBFdata: a\r\rdata:b\ndata\n\n: c\nevent: x\n\ndata: \r\nevent: y\r\n\r\ndata: partial";
-        let mut events = SseReader::new(&input[..], 1024);
-        let mut got = Vec::new();
-        while let Some(event) = events.next_event().unwrap() {
-            got.push((event.kind, String::from_utf8(event.data).unwrap()));
-        }
-        // The event type of a data-less event does not leak into the next one;
-        // an event whose data is empty is not dispatched; nor is one the
-        // stream cut short.
-        assert_eq!(
-            got,
-            [
-                ("message".to_owned(), "a".to_owned()),
-                ("message".to_owned(), "b\n".to_owned()),
-            ]
-        );
     }
 
     #[test]
