@@ -4,6 +4,7 @@
 
 mod approval_loop;
 mod approvals;
+mod architecture;
 mod attacks;
 mod bad_input;
 mod capture;
