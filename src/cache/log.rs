@@ -145,7 +145,11 @@ pub struct WalkStep {
 /// The cache file for the lock at `lock_path` in the repository whose
 /// common git directory is `common_dir` (shared by its worktrees).
 pub fn file(common_dir: &Path, lock_path: &Path) -> PathBuf {
-    LOG.file(common_dir, &name(lock_path))
+    // Not `LOG.file`: `.idx` names the indexes, which `kams.indexCache`
+    // governs, and this cache is `kams.logCache`'s.
+    common_dir
+        .join("kams")
+        .join(format!("log-{}.cache", name(lock_path)))
 }
 
 /// The name of the cache of the lock at `lock_path`.
