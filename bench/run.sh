@@ -80,8 +80,9 @@ COLD=(env "GIT_CONFIG_PARAMETERS='kams.indexCache'='false'")
 # rss_run RSSFILE CMD...: run CMD, write "PEAK_RSS_KIB USER_S SYS_S [WALL_US]"
 # to RSSFILE, return CMD's exit status. GNU time if present, else wait4()
 # in python (which also times the child itself, leaving out the
-# interpreter's start-up; its RSS floor is the interpreter's, ~13 MiB, as a
-# forked child's peak RSS counts the pages it had before exec).
+# interpreter's start-up; its RSS floor is the interpreter's, as a forked
+# child's peak RSS counts the pages it had before exec: docs/performance.md,
+# "How to run").
 if [[ "${BENCH_RSS:-}" != python && -x /usr/bin/time ]] && /usr/bin/time -f %M -o /dev/null true 2>/dev/null; then
     RSS_TOOL="/usr/bin/time -f %M"
     rss_run() {

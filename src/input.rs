@@ -1,11 +1,12 @@
 //! The bytes of an input file, read or mapped.
 //!
 //! A large inventory or lock is mapped instead of read: reading copies
-//! every byte into freshly zeroed heap pages (a fifth of a 2000x50 scan's
-//! time went there), while a mapping shares the page cache's copy. A
-//! mapped file's pages also leave the process's memory when a reader is
-//! done with them ([`Input::release`]), so a lock larger than the memory
-//! target is walked without holding it.
+//! every byte into freshly zeroed heap pages (much of a large scan's
+//! time: docs/performance.md, "Figures moved out of code comments"),
+//! while a mapping shares the page cache's copy. A mapped file's pages
+//! also leave the process's memory when a reader is done with them
+//! ([`Input::release`]), so a lock larger than the memory target is
+//! walked without holding it.
 //!
 //! The risk a mapping brings: a file truncated by another process while it
 //! is mapped ends this one with SIGBUS (exit 135), which fails closed; a
@@ -28,11 +29,10 @@ pub const LARGE_RUN: u64 = 4 << 20;
 
 /// No transparent huge pages for the rest of this process. mimalloc asks
 /// for them (`madvise`), and the kernel then zeroes 2 MiB at the first
-/// touch of each: on the 2000x50 scan that was a fifth of the CPU time
-/// (system time 0.7 s against 0.2 s without). A short run gains from them
-/// (the pre-push hook and `status --at` took 4 to 6 ms longer without), so
-/// they are given up only when a large input shows up. Failing to set it
-/// changes nothing else.
+/// touch of each, which dominated a large scan's system time. A short run
+/// gains from them, so they are given up only when a large input shows
+/// up (docs/performance.md, "Second optimisation pass"). Failing to set
+/// it changes nothing else.
 pub fn no_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes integer arguments and touches no

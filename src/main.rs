@@ -15,11 +15,10 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 fn main() -> ExitCode {
     // Give freed memory back to the system after 3 ms instead of mimalloc
-    // 3's 1 s, which outlasts a whole scan: the first 2000x50 scan's peak
-    // RSS 205 -> 178 MiB cold and 233 -> 196 MiB re-captured, at the same
-    // wall time. 1 ms saved 1.5 MiB more but cost `status --at HEAD~500`
-    // 0.4 ms of its 4 (docs/performance.md, "Ninth pass"). Set before any
-    // other thread runs, as mimalloc asks.
+    // 3's 1 s, which outlasts a whole scan, so a large scan's temporaries
+    // stayed in its peak; 1 ms saved a little more memory but slowed the
+    // shortest commands (docs/performance.md, "Ninth pass", 46be0fd and
+    // b0c2c71). Set before any other thread runs, as mimalloc asks.
     // SAFETY: a plain option store; no thread has started.
     unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 3) };
     let cli = match git_kams::cli::Cli::try_parse() {

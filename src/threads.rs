@@ -90,7 +90,8 @@ pub fn side_by_side<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -
 }
 
 /// [`side_by_side`] when `beside` (the work is worth waking the other
-/// core for: that took up to 7 ms here), else `a` then `b` here.
+/// core for, which is not free: docs/performance.md, "Fourth pass",
+/// 4701d16), else `a` then `b` here.
 pub fn side_by_side_if<A: Send, B>(
     beside: bool,
     a: impl FnOnce() -> A + Send,

@@ -99,8 +99,9 @@ pub fn store(
 
 /// The file's body after its header.
 fn encode(memo: &View<'_>, key: &Digest, inventory: &Inventory) -> Encoder {
-    // Sized not to grow (each doubling copied up to 8 MiB at 2000x50, at
-    // the scan's peak): pages never written are never the process's.
+    // Sized not to grow (each doubling was a copy at the scan's peak:
+    // docs/performance.md, "Tenth pass", 67f3fef): pages never written
+    // are never the process's.
     let found = memo.settled.map_or(0, |(_, f)| f.len())
         + memo
             .passes
@@ -214,8 +215,8 @@ fn take_findings(r: &mut Decoder<'_>) -> Option<Vec<Finding>> {
 /// The memo of `inventory` in `bytes`, the file named `name`, its pages
 /// given to `release` as they are read (see [`store::Giving`]); with
 /// the settled findings of `lock`, only those. `lock` is `None` for
-/// another inventory's memo: its settled findings are stepped over (at
-/// 2000x50, 7,706 findings read and dropped).
+/// another inventory's memo: its settled findings are stepped over, not
+/// read and dropped (docs/performance.md, "Tenth pass", d1c9fba).
 fn decode_named(
     bytes: &[u8],
     name: &str,

@@ -81,8 +81,9 @@ pub fn store(
 }
 
 /// The file's body after its header. `None` as for [`store`]. With many
-/// tools, the second half of the servers is encoded on another core (one
-/// took 20 ms of a re-captured 2000x50 scan while the other core waited).
+/// tools, the second half of the servers is encoded on another core: one
+/// core encoding all of them left the other waiting (docs/performance.md,
+/// "Tenth pass", 0422cb3).
 fn encode(inv: &Inventory, key: &Digest, files: &[(PathBuf, Shared)]) -> Option<Vec<Encoder>> {
     encode_from(inv, key, files, ENCODE_IN_HALVES_FROM)
 }
@@ -113,7 +114,8 @@ fn encode_from(
         || encode_servers(&mut out, first, files),
     );
     mine?;
-    // Written one after the other (joined, 11 MB more at once at 2000x50).
+    // Written one after the other: joined, they were a copy more at the
+    // peak (docs/performance.md, "Tenth pass", f267955).
     Some(vec![out, theirs?])
 }
 
@@ -252,7 +254,7 @@ impl Earlier {
             let (.., ambiguities) = take_head(&mut r)?;
             for _ in 0..r.count()? {
                 // Stepped over without copying: only the offset and the
-                // text's hash are kept (100,000 tools at 2000x50).
+                // text's hash are kept, for every tool of a large inventory.
                 let start = r.rest.as_ptr() as usize - bytes.as_ptr() as usize;
                 let tool = skip_digests(&mut r)?;
                 let (_, _, text) = take_place(&mut r)?;

@@ -64,8 +64,8 @@ impl Key {
 /// cannot be materialised: for callers that need digests only. Without
 /// `field_digests`, entries carry their whole digest only: for a caller
 /// that materialises every entry whose fields it looks at (a scan
-/// compares fields of drifted entries only; the 100,000 entries' field
-/// digests were 14 MiB of its peak at 2000x50).
+/// compares fields of drifted entries only; the other entries' field
+/// digests weighed on its peak: docs/performance.md, "Ninth pass", 94a5585).
 pub fn load(
     common_dir: &Path,
     key: &Key,
@@ -223,8 +223,8 @@ fn take_entry(
     let first_seen = r.str()?.to_string();
     // Borrowed until compared with the last one: entries pinned together
     // share one approval, and three copies per entry, most dropped at
-    // once, were a tenth of a warm `status --at HEAD~500` (4.82 -> 4.44 ms
-    // in 200 interleaved runs).
+    // once, were a visible share of a warm `status --at`
+    // (docs/performance.md, "Eleventh pass", 3cc9aeb).
     let approval = match r.bool()? {
         true => Some((r.str()?, r.str()?, r.str()?)),
         false => None,

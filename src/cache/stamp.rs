@@ -1,10 +1,9 @@
 //! A large file's BLAKE3 hash, remembered by what `stat` says of the
 //! file, as git's index remembers each tracked file's blob id: the lock
 //! index and the inventory index are named by the hash of the bytes they
-//! describe (see [`super::store::Namer`]), and hashing a 125 MiB lock
-//! on every run costs more than reading its index (a fifth of a warm
-//! 2000x50 scan; docs/performance.md, "The stat cache and shared
-//! mappings").
+//! describe (see [`super::store::Namer`]), and hashing a large lock on
+//! every run costs more than reading its index (docs/performance.md,
+//! "The stat cache and shared mappings" and "Fourth pass", 0252aff).
 //!
 //! A record (`.git/kams/stamp-<hex>.idx`, one per file, `<hex>` the BLAKE3
 //! hash of the file's path) holds the file's device, inode, size,

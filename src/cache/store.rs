@@ -68,9 +68,10 @@ pub fn keep(_: Range<usize>) {}
 /// Gives a mapped cache file's pages back to the system while it is
 /// decoded: the seal is checked a few MiB at a time, each range released
 /// once hashed, and the decoder calls [`Giving::behind`] as it moves on,
-/// so that a 25 MB index is never resident whole next to what is built
-/// from it (the 2000x50 lock and inventory indexes are decoded at once,
-/// on two threads). Pages read again come back from the page cache.
+/// so that a large index is never resident whole next to what is built
+/// from it (a warm scan decodes the lock and inventory indexes at once,
+/// on two threads: docs/performance.md, "Ninth pass", cab3197). Pages
+/// read again come back from the page cache.
 pub struct Giving<'a> {
     start: usize,
     release: &'a dyn Fn(Range<usize>),
@@ -86,9 +87,9 @@ impl Giving<'_> {
 }
 
 /// Names a file's content: BLAKE3, a cryptographic hash (an index named
-/// by a collision would describe another text), at about three times the
-/// speed of SHA-256 with SHA-NI on the machines measured, over the 125 MiB
-/// lock and 54 MiB inventory a large scan names on every run. Short texts
+/// by a collision would describe another text), and faster than SHA-256
+/// with SHA-NI on the large lock and inventory a scan names on every run
+/// (docs/performance.md, "Third pass", "After BLAKE3 names"). Short texts
 /// are named by [`crate::inventory::text_name`].
 pub struct Namer(blake3::Hasher);
 
@@ -341,12 +342,12 @@ static BACKGROUND_WRITES: std::sync::Mutex<Option<Vec<std::thread::JoinHandle<()
     std::sync::Mutex::new(None);
 
 /// While one lives, [`Named::store`] writes on a thread of its own, so
-/// that a run goes on while the file is written (writing the 23 MB
-/// inventory index and the 11 MB memo of a 2000x50 scan took about 70 ms
-/// of CPU here, a tenth of the run's); dropping it waits for every such
-/// write. The binary holds one for the whole run: a cache file only saves
-/// time, so its errors were never reported, and each is still written
-/// whole or not at all.
+/// that a run goes on while the file is written (a large scan's writes
+/// cost enough CPU to be worth overlapping: docs/performance.md, "Ninth
+/// pass", 7eec8a2); dropping it waits for every such write. The binary
+/// holds one for the whole run: a cache file only saves time, so its
+/// errors were never reported, and each is still written whole or not at
+/// all.
 pub struct BackgroundWrites(());
 
 impl BackgroundWrites {

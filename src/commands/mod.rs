@@ -573,11 +573,10 @@ pub fn read_inventory(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory
 /// The size (in bytes) from which the inventory and the lock file are
 /// read in a thread each (see [`Env::inventory_and_lock`]; a lock read at
 /// a revision counts as large: git's lookups come first). It was 4 MiB
-/// when waking the other core took up to 7 ms here (4701d16); on
-/// 2026-12-01, in 300 interleaved runs, `status --at HEAD~500` with a
-/// 159 KB inventory took 5.05 ms in two threads against 5.58 ms in one
-/// (p90 5.64 against 6.31 ms; `git show` 5.61 ms), and runs over 8 ms
-/// were 13 against 21. Tiny inputs (the README's demo) stay on one.
+/// while waking the other core cost more than a small read (4701d16);
+/// measured again, two threads are faster for `status --at` on the
+/// history benchmark's small inventory (docs/performance.md, "Eleventh
+/// pass", c5e3d82). Tiny inputs (the README's demo) stay on one.
 const READ_IN_THREADS_FROM: u64 = 64 << 10;
 
 /// Parses a size in bytes, with an optional k, m or g suffix (as git does).

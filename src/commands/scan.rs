@@ -55,9 +55,9 @@ pub struct Sources {
 
 /// The number of subjects (servers and tools) from which a scan loads its
 /// memo beside comparing; drifted entries are rebuilt side by side from a
-/// 64th of it. Below it the other core saves nothing: at 200x50 (10,050
-/// subjects) a threshold of 2,048 gave the same times in every state
-/// (cold 0.124 s against 0.122 s, `SIZE=200x50 bench/scan_modes.py 15`).
+/// 64th of it. Below it the other core saves nothing: a lower threshold
+/// gave the same times in every state (docs/performance.md, "Twelfth
+/// pass", a11e5c6).
 const SIDE_BY_SIDE_FROM: usize = 16_384;
 
 /// Every finding of the inventory against the lock, sorted, and where the
@@ -258,7 +258,7 @@ pub fn places(env: &Env, findings: &[Finding], sources: &Sources) -> Vec<Place> 
         place(f, sources, &mut ask);
     }
     let mut known: BTreeMap<(PathBuf, String), Option<Spot>> = BTreeMap::new();
-    // Mapped, as the scan read them (a lock is 125 MiB at 2000x50); VS
+    // Mapped, as the scan read them (a large lock is not held whole); VS
     // Code's JSONC configs are blanked into JSON first.
     let read = |path: &Path| -> Option<Input> {
         let input = Input::read(path, max).ok()?.strip_bom();
@@ -428,9 +428,9 @@ pub fn run(
             let _ = writeln!(err, "warning: metrics not exported: {e:#}");
         }
     }
-    // The process exits next: giving 100,000 entries and tools back to
-    // the allocator one by one took 35 ms of a 0.33 s scan at 2000x50;
-    // the system takes the whole heap back at once.
+    // The process exits next: giving every entry and tool back to the
+    // allocator one by one cost a large scan time (docs/performance.md,
+    // "Fourth pass", 599fc72); the system takes the whole heap back at once.
     std::mem::forget(scan);
     Ok(status)
 }

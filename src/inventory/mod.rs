@@ -189,9 +189,9 @@ impl Inventory {
 
 /// Names a tool's text in an inventory (an index gives the digests of a
 /// tool whose text it has seen by this name): SHA-256, as cryptographic as
-/// BLAKE3 and, with SHA-NI, faster on texts this short: a 2000x50
-/// inventory names 100,000 texts of about 540 bytes, far below where
-/// BLAKE3 gets ahead (docs/performance.md, "Eleventh pass").
+/// BLAKE3 and, with SHA-NI, faster on texts this short: a tool's text is
+/// far below the length where BLAKE3 gets ahead (docs/performance.md,
+/// "Eleventh pass", 803d208).
 pub fn text_name(text: &[u8]) -> crate::canon::Digest {
     crate::canon::Digest::of(text)
 }
@@ -724,8 +724,8 @@ fn from_jsonrpc_lines(
 
 /// The servers of a multi-server inventory from their objects, in order
 /// (the first error in that order, if any). With many tools, each half is
-/// built on a core of its own: one took 25 ms of a re-captured 2000x50
-/// scan while the other core waited.
+/// built on a core of its own: one core building all of them left the
+/// other waiting (docs/performance.md, "Tenth pass", 0422cb3).
 fn build_servers(path: &Path, shells: Vec<Shell>, dups: &[String]) -> Result<Vec<Server>, Fail> {
     let mut out = Vec::with_capacity(shells.len());
     for (i, shell) in shells.into_iter().enumerate() {
@@ -786,8 +786,8 @@ fn build_server(
         });
     }
     // Built from the sorted list, its nodes full (inserted one by one in
-    // the file's order they were three quarters full at 2000x50); the
-    // last of a name is the one kept, as an insert keeps it.
+    // the file's order they were not: docs/performance.md, "Tenth pass",
+    // ab8f7a4); the last of a name is the one kept, as an insert keeps it.
     let tools: BTreeMap<String, Tool> = tools.into_iter().collect();
     for p in dups
         .iter()

@@ -202,9 +202,10 @@ impl Lock {
     }
 
     /// Writes [`Lock::to_text`]'s text to `w` a server at a time, holding
-    /// about 1 MiB of it at once: a lock of 100,000 entries is 125 MiB of
-    /// text, which `pin` held whole (twice, while its buffer grew) next to
-    /// the inventory it was read from.
+    /// about 1 MiB of it at once: a large lock's text, held whole (twice,
+    /// while its buffer grew) next to the inventory it was read from, was
+    /// `pin`'s largest allocation (docs/performance.md, "Twelfth pass",
+    /// a30ca8c).
     pub fn write_text(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         let mut out = Vec::with_capacity(WRITE_CHUNK + 64 * 1024);
         self.lay_out(&mut out, &mut |out: &mut Vec<u8>| {

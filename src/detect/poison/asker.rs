@@ -4,9 +4,9 @@
 //! answers alone, which is why the same description can mean another
 //! thing in another tool (the tests below).
 //!
-//! The readings are not memoised: a per-thread memo of them saved about an
-//! eighth of a cold scan, under the 20 % a cache must save to be kept
-//! (docs/performance.md, "The redesign").
+//! The readings are not memoised: a per-thread memo of them saved less
+//! than the 20 % a cache must save to be kept (docs/performance.md,
+//! "Figures moved out of code comments", b1d56f3).
 
 use super::names::KnownNames;
 
