@@ -40,7 +40,6 @@ pub(super) fn build_server(
     dups: &[String],
 ) -> Result<Server, InputError> {
     let mut ambiguities = Vec::new();
-    let o = &shell.fields;
     let shell_tools = shell.tools.unwrap_or_default();
     let mut tools: Vec<(String, Tool)> = Vec::with_capacity(shell_tools.len());
     for (tool_name, tool, collisions) in shell_tools {
@@ -96,7 +95,7 @@ pub(super) fn build_server(
 
     let mut server_fields = Object::new();
     let mut launch = Object::new();
-    for (k, v) in o.iter() {
+    for (k, v) in shell.fields.iter() {
         match k.as_str() {
             "instructions" | "serverInfo" => {
                 server_fields.insert(k.clone(), v.clone());
@@ -136,12 +135,15 @@ pub(super) fn build_server(
     })
 }
 
+/// A server's `prompts`, `resources` or `resourceTemplates` list (at `at`)
+/// as an object keyed by each item's `id` member; an id listed twice is an
+/// ambiguity, and the last item of an id is kept.
 fn keyed_list(
     path: &Path,
     v: &Value,
     id: &str,
     at: &str,
-    amb: &mut Vec<Ambiguity>,
+    ambiguities: &mut Vec<Ambiguity>,
 ) -> Result<Object, InputError> {
     let Some(list) = v.as_array() else {
         return Err(InputError::new(
@@ -160,7 +162,7 @@ fn keyed_list(
             ));
         };
         if out.get(key).is_some() {
-            amb.push(Ambiguity {
+            ambiguities.push(Ambiguity {
                 tool: None,
                 field: Some(format!("{at}/{i}")),
                 message: format!("`{key}` is listed twice"),
@@ -205,14 +207,14 @@ pub(super) fn build_tool(
     t: Value,
     at: &str,
 ) -> Result<(String, Tool, Vec<String>), InputError> {
-    let Value::Object(o) = t else {
+    let Value::Object(members) = t else {
         return Err(InputError::new(
             path,
             Some(at.to_string()),
             format!("tool is {}, expected an object", t.kind()),
         ));
     };
-    match o.get("name") {
+    match members.get("name") {
         Some(Value::String(s)) if !s.is_empty() => {}
         Some(v) => {
             return Err(InputError::new(
@@ -230,7 +232,7 @@ pub(super) fn build_tool(
         }
     }
     let mut fields = Object::new();
-    for (k, v) in o {
+    for (k, v) in members {
         let key = tool_field(&k);
         if !crate::descriptor::TOOL_FIELDS.contains(&key) {
             continue;

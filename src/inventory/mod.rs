@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 
 use crate::descriptor::{Descriptor, Lazy};
 use crate::json::{self, Object, Value};
-use shape::parse_source;
-use tools::{Keep, Source};
+use shape::parse_with;
+use tools::{Keep, Reading};
 
 /// Default cap on one input file, in bytes (see `--max-input-size`).
 pub const DEFAULT_MAX_INPUT: u64 = 128 * 1024 * 1024;
@@ -295,9 +295,9 @@ pub fn build(
             true => Keep::Digests(bytes.clone()),
             false => Keep::Trees,
         };
-        let src = Source::new(keep, help);
+        let reading = Reading::new(keep, help);
         let text: &[u8] = (**bytes).as_ref();
-        let servers = parse_source(file, text, opts, &src)?;
+        let servers = parse_with(file, text, opts, &reading)?;
         // Tools are read again one server at a time (detectors, drift):
         // until then the text need not stay in memory.
         if opts.digests_only {

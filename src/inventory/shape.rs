@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::build::{build_server, build_servers};
-use super::tools::{read_tools, Keep, Source};
+use super::tools::{read_tools, Keep, Reading};
 use super::{Ambiguity, Help, InputError, ReadOptions, Server, Tool};
 use crate::json::{self, Object, Value};
 
@@ -33,7 +33,7 @@ pub(super) enum Fail {
     Json(json::ParseError),
     Input(InputError),
     /// A tool needs reading without the earlier reading's help (see
-    /// [`parse_source`]).
+    /// [`parse_with`]).
     Retry,
 }
 
@@ -73,7 +73,7 @@ enum Level {
 fn read_shell(
     r: &mut json::Reader<'_>,
     path: &Path,
-    src: &Source,
+    reading: &Reading,
     level: Level,
 ) -> Result<Shell, Fail> {
     let mut shell = Shell::default();
@@ -81,9 +81,9 @@ fn read_shell(
         match (key, level) {
             ("tools", _) => {
                 if r.peek() != Some(b'[') {
-                    return Err(not_a(r, path, "`tools`", "an array"));
+                    return Err(wrong_kind(r, path, "`tools`", "an array"));
                 }
-                shell.tools = Some(read_tools(r, path, src)?);
+                shell.tools = Some(read_tools(r, path, reading)?);
             }
             ("servers", Level::Top) => {
                 if r.peek() != Some(b'[') {
@@ -94,10 +94,10 @@ fn read_shell(
                     )
                     .into());
                 }
-                shell.servers = Some(read_servers(r, path, src)?);
+                shell.servers = Some(read_servers(r, path, reading)?);
             }
             ("result", Level::Top) if r.peek() == Some(b'{') => {
-                shell.result = Some(Box::new(read_shell(r, path, src, Level::Result)?));
+                shell.result = Some(Box::new(read_shell(r, path, reading, Level::Result)?));
             }
             _ => {
                 let v = r.value()?;
@@ -111,7 +111,7 @@ fn read_shell(
 
 /// The error for the value at the reader, which is not `expected` as
 /// `what` must be (or the JSON error that value has).
-fn not_a(r: &mut json::Reader<'_>, path: &Path, what: &str, expected: &str) -> Fail {
+fn wrong_kind(r: &mut json::Reader<'_>, path: &Path, what: &str, expected: &str) -> Fail {
     let at = r.pointer();
     match r.value() {
         Ok(v) => InputError::new(
@@ -125,18 +125,22 @@ fn not_a(r: &mut json::Reader<'_>, path: &Path, what: &str, expected: &str) -> F
 }
 
 /// One element of a multi-server inventory's `servers`.
-fn read_server(r: &mut json::Reader<'_>, path: &Path, src: &Source) -> Result<Shell, Fail> {
+fn read_server(r: &mut json::Reader<'_>, path: &Path, reading: &Reading) -> Result<Shell, Fail> {
     if r.peek() != Some(b'{') {
-        return Err(not_a(r, path, "server", "an object"));
+        return Err(wrong_kind(r, path, "server", "an object"));
     }
-    read_shell(r, path, src, Level::Server)
+    read_shell(r, path, reading, Level::Server)
 }
 
 /// The servers of a multi-server inventory, the reader at the array.
-fn read_servers(r: &mut json::Reader<'_>, path: &Path, src: &Source) -> Result<Vec<Shell>, Fail> {
+fn read_servers(
+    r: &mut json::Reader<'_>,
+    path: &Path,
+    reading: &Reading,
+) -> Result<Vec<Shell>, Fail> {
     let mut list = Vec::new();
     r.array(|r, _| -> Result<(), Fail> {
-        list.push(read_server(r, path, src)?);
+        list.push(read_server(r, path, reading)?);
         Ok(())
     })?;
     Ok(list)
@@ -148,39 +152,41 @@ pub fn parse_file(
     bytes: &[u8],
     opts: &ReadOptions,
 ) -> Result<Vec<Server>, InputError> {
-    parse_source(
+    parse_with(
         path,
         bytes,
         opts,
-        &Source::new(Keep::Trees, Help::default()),
+        &Reading::new(Keep::Trees, Help::default()),
     )
 }
 
-pub(super) fn parse_source(
+/// Parses one inventory file's bytes with `reading`, once more without
+/// its earlier reading when that one cannot help with a tool.
+pub(super) fn parse_with(
     path: &Path,
     bytes: &[u8],
     opts: &ReadOptions,
-    src: &Source,
+    reading: &Reading,
 ) -> Result<Vec<Server>, InputError> {
-    match parse_once(path, bytes, opts, src) {
+    match parse_once(path, bytes, opts, reading) {
         Err(Fail::Retry) => {
             // A tool the earlier reading did not know, and that does not
             // read alone as most do: read it all as if there were none,
             // so that what is reported is what is always reported.
-            let alone = src.without_earlier();
+            let alone = reading.without_earlier();
             parse_once(path, bytes, opts, &alone).map_err(|f| f.into_input(path))
         }
         read => read.map_err(|f| f.into_input(path)),
     }
 }
 
-/// [`parse_source`], once: [`Fail::Retry`] when `src` has an earlier
+/// [`parse_with`], once: [`Fail::Retry`] when `reading` has an earlier
 /// reading and a tool needs more than it.
 fn parse_once(
     path: &Path,
     bytes: &[u8],
     opts: &ReadOptions,
-    src: &Source,
+    reading: &Reading,
 ) -> Result<Vec<Server>, Fail> {
     // Validated whole (an inventory is small next to its lock, and
     // reading it twice cost more than holding it); given back behind the
@@ -204,7 +210,7 @@ fn parse_once(
             };
             return Err(InputError::new(path, None, what).into());
         }
-        shells.push(read_shell(&mut r, path, src, Level::Top)?);
+        shells.push(read_shell(&mut r, path, reading, Level::Top)?);
         if r.at_end() {
             break;
         }

@@ -30,10 +30,11 @@ pub(super) enum Keep {
 
 /// How the tools of one file are read: what is kept of them, the buffers
 /// reused from tool to tool, and the help of earlier readings.
-pub(super) struct Source<'e> {
+pub(super) struct Reading<'e> {
     /// What each tool keeps.
     keep: Keep,
-    /// What of those bytes was given back as the tools were read.
+    /// What of the bytes kept by [`Keep::Digests`] was given back as the
+    /// tools were read.
     behind: RefCell<crate::bytes::Behind>,
     /// Buffers for the tools' canonical texts, kept from tool to tool.
     canonical: RefCell<crate::canon::Canonical>,
@@ -41,14 +42,14 @@ pub(super) struct Source<'e> {
     /// (with [`Keep::Digests`] only), and whether each text is named.
     help: Help<'e>,
     /// Tools it knew and did not know so far (see
-    /// [`Source::earlier_while_useful`]).
+    /// [`Reading::earlier_while_useful`]).
     known: Cell<(usize, usize)>,
 }
 
-impl<'e> Source<'e> {
-    /// A source keeping `keep` of each tool, with `help`.
-    pub(super) fn new(keep: Keep, help: Help<'e>) -> Source<'e> {
-        Source {
+impl<'e> Reading<'e> {
+    /// A reading keeping `keep` of each tool, with `help`.
+    pub(super) fn new(keep: Keep, help: Help<'e>) -> Reading<'e> {
+        Reading {
             keep,
             behind: Default::default(),
             canonical: Default::default(),
@@ -57,14 +58,14 @@ impl<'e> Source<'e> {
         }
     }
 
-    /// The same source with no earlier reading: for the second reading of
+    /// The same reading with no earlier one: for the second reading of
     /// a file a tool of which the earlier reading could not help with.
-    pub(super) fn without_earlier(&self) -> Source<'e> {
+    pub(super) fn without_earlier(&self) -> Reading<'e> {
         let help = Help {
             earlier: None,
             ..self.help
         };
-        Source::new(self.keep.clone(), help)
+        Reading::new(self.keep.clone(), help)
     }
 
     /// The earlier reading, while it knows enough of the tools to save
@@ -91,20 +92,20 @@ impl<'e> Source<'e> {
 pub(super) fn read_tools(
     r: &mut json::Reader<'_>,
     path: &Path,
-    src: &Source,
+    reading: &Reading,
 ) -> Result<Vec<(String, Tool, Vec<String>)>, Fail> {
     let mut list = Vec::new();
     r.array(|r, _| -> Result<(), Fail> {
         let at = r.pointer();
-        let Keep::Digests(bytes) = &src.keep else {
+        let Keep::Digests(bytes) = &reading.keep else {
             let v = r.value()?;
             list.push(build_tool(path, v, &at)?);
             return Ok(());
         };
         let start = r.offset();
-        let earlier = src.earlier_while_useful();
+        let earlier = reading.earlier_while_useful();
         let digested = match earlier {
-            None => digest_tool(r, &mut src.canonical.borrow_mut())?,
+            None => digest_tool(r, &mut reading.canonical.borrow_mut())?,
             // Stepped over; known by its text below.
             Some(_) => {
                 r.skip().map_err(|_| Fail::Retry)?;
@@ -113,17 +114,16 @@ pub(super) fn read_tools(
         };
         let end = r.offset();
         let text = &(**bytes).as_ref()[start..end];
-        let hash = src.help.name_texts.then(|| text_name(text));
+        let hash = reading.help.name_texts.then(|| text_name(text));
         let digested = match earlier {
             None => digested,
             Some(earlier) => {
                 let known = hash.as_ref().and_then(|h| earlier.recall(h));
-                src.count_known(known.is_some());
+                reading.count_known(known.is_some());
                 Some(match known {
                     Some(known) => known,
-                    None => {
-                        digest_alone(text, &mut src.canonical.borrow_mut()).ok_or(Fail::Retry)?
-                    }
+                    None => digest_alone(text, &mut reading.canonical.borrow_mut())
+                        .ok_or(Fail::Retry)?,
                 })
             }
         };
@@ -146,7 +146,7 @@ pub(super) fn read_tools(
         tool.descriptor.fields = Object::new();
         tool.lazy = Lazy(Some((bytes.clone(), start..end)));
         tool.text = hash;
-        src.behind.borrow_mut().advance(&**bytes, start);
+        reading.behind.borrow_mut().advance(&**bytes, start);
         list.push((name, tool, collisions));
         Ok(())
     })?;
