@@ -126,7 +126,7 @@ pub enum Depends {
 pub fn all() -> Vec<Box<dyn Detector>> {
     vec![
         Box::new(ambiguous::Ambiguous),
-        Box::new(poison::Poison),
+        Box::new(poison::Poison::default()),
         Box::new(hidden::Hidden),
         Box::new(shadow::Shadow::default()),
         Box::new(squat::Squat),

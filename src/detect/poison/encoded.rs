@@ -1,7 +1,7 @@
 //! Encoded text: base64 and hex runs, decoded and read again when they are
 //! text, reported when they are long and random-looking.
 
-use super::asker::Asker;
+use super::memo::Asker;
 use super::reading::{read, Reading};
 use super::signal::{shown, Signal};
 

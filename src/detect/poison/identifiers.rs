@@ -1,7 +1,7 @@
 //! Identifiers in prose: which words name a tool (of this server, or of
 //! another) or one of this tool's parameters.
 
-use super::asker::Asker;
+use super::memo::Asker;
 use super::tables::NOT_NAMES;
 use super::tokens::{Tok, PROPREF, QUOTED, TOOLOWN, TOOLX};
 

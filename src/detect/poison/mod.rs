@@ -86,10 +86,10 @@
 //! and writes the findings; [`names`] is what a string is read against.
 
 mod annotations;
-mod asker;
 mod encoded;
 mod identifiers;
 mod markup;
+mod memo;
 mod names;
 mod reading;
 mod rules;
@@ -112,7 +112,11 @@ use signal::{Hit, Signal, SignalsByPointer};
 use tables::known_key;
 
 /// Reports descriptor text that gives the model orders.
-pub struct Poison;
+#[derive(Default)]
+pub struct Poison {
+    /// The readings of this run's strings (see [`memo`]).
+    readings: memo::Readings,
+}
 
 impl Detector for Poison {
     fn name(&self) -> &'static str {
@@ -156,7 +160,14 @@ impl Detector for Poison {
             params: &params,
         };
         let mut carriers = Vec::new();
-        read_all(&names, t.raw, &mut Vec::new(), &mut signals, &mut carriers);
+        read_all(
+            &self.readings,
+            &names,
+            t.raw,
+            &mut Vec::new(),
+            &mut signals,
+            &mut carriers,
+        );
         for (param, source, span) in carriers {
             let p = &params[param];
             signals.add(
@@ -183,6 +194,7 @@ impl Detector for Poison {
         let mut carriers = Vec::new();
         for (k, v) in s.fields.iter() {
             read_all(
+                &self.readings,
                 &names,
                 v,
                 &mut vec![Seg::Key(k)],
@@ -243,6 +255,7 @@ fn walk<'a>(v: &'a Value, path: &mut Vec<Seg<'a>>, f: &mut dyn FnMut(&[Seg<'a>],
 /// Reads every string and key of `v` (at `path`) into `signals`; records
 /// the parameters named as carriers by strings that move data.
 fn read_all<'a>(
+    readings: &memo::Readings,
     names: &KnownNames<'_>,
     v: &'a Value,
     path: &mut Vec<Seg<'a>>,
@@ -257,7 +270,7 @@ fn read_all<'a>(
         if role == Role::Key && !key_is_prose(path, text) {
             return;
         }
-        let reading = reading::read(text, &mut asker::Asker::new(names), 0);
+        let reading = readings.read(text, names);
         if reading.hits.is_empty() {
             return;
         }
@@ -353,8 +366,8 @@ mod tests {
         };
         let mut out = Vec::new();
         for server in inv.servers.values() {
-            Poison.server(&cx, &ServerView::of(server), &mut out);
-            super::super::each_tool(server, |view| Poison.tool(&cx, view, &mut out));
+            Poison::default().server(&cx, &ServerView::of(server), &mut out);
+            super::super::each_tool(server, |view| Poison::default().tool(&cx, view, &mut out));
         }
         out
     }

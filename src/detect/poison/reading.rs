@@ -1,10 +1,10 @@
 //! Reading one string: the steps that turn a text into the signals it
 //! fires, and into the parameters it names as the place for data.
 
-use super::asker::Asker;
 use super::encoded::blobs;
 use super::identifiers::{identifiers, Look};
 use super::markup::{headers, padding, tags};
+use super::memo::Asker;
 use super::names::ident_words;
 use super::rules::{lexicon, run_patterns, Lexicon};
 use super::secrets::{mark_secrets, sensitive_paths};
