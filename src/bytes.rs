@@ -38,15 +38,15 @@ impl Bytes for Vec<u8> {}
 /// page brings its neighbours along (fault-around; a file written in
 /// large chunks sits in 2 MiB folios, all mapped at the first touch).
 #[derive(Default)]
-pub struct Behind {
+pub struct ReleaseBehind {
     upto: usize,
 }
 
-impl Behind {
+impl ReleaseBehind {
     /// One that has given back nothing and starts from `upto`: ranges
     /// before it are another reader's.
-    pub fn at(upto: usize) -> Behind {
-        Behind { upto }
+    pub fn at(upto: usize) -> ReleaseBehind {
+        ReleaseBehind { upto }
     }
 
     /// Releases `bytes` from where the last release stopped up to `to`,
@@ -55,7 +55,7 @@ impl Behind {
         self.advance_with(&|range| bytes.release(range), to);
     }
 
-    /// [`Behind::advance`], giving each range to `release`.
+    /// [`ReleaseBehind::advance`], giving each range to `release`.
     pub fn advance_with(&mut self, release: &dyn Fn(Range<usize>), to: usize) {
         const STEP: usize = 2 << 20;
         let to = to / STEP * STEP;

@@ -224,7 +224,7 @@ pub struct Earlier {
     bytes: crate::input::Input,
     at: std::collections::HashMap<Digest, usize>,
     /// What of `bytes` was given back behind the look-ups so far.
-    behind: std::cell::RefCell<Option<crate::bytes::Behind>>,
+    behind: std::cell::RefCell<Option<crate::bytes::ReleaseBehind>>,
 }
 
 impl Earlier {
@@ -275,7 +275,7 @@ impl crate::inventory::Recall for Earlier {
         let start = *self.at.get(text)?;
         self.behind
             .borrow_mut()
-            .get_or_insert_with(|| crate::bytes::Behind::at(start))
+            .get_or_insert_with(|| crate::bytes::ReleaseBehind::at(start))
             .advance_with(&|range| self.bytes.release(range), start);
         let mut r = Decoder {
             rest: self.bytes.get(start..)?,

@@ -75,7 +75,7 @@ pub fn keep(_: Range<usize>) {}
 pub struct Giving<'a> {
     start: usize,
     release: &'a dyn Fn(Range<usize>),
-    behind: crate::bytes::Behind,
+    behind: crate::bytes::ReleaseBehind,
 }
 
 impl Giving<'_> {

@@ -35,7 +35,7 @@ pub(super) struct Reading<'e> {
     keep: Keep,
     /// What of the bytes kept by [`Keep::Digests`] was given back as the
     /// tools were read.
-    behind: RefCell<crate::bytes::Behind>,
+    behind: RefCell<crate::bytes::ReleaseBehind>,
     /// Buffers for the tools' canonical texts, kept from tool to tool.
     canonical: RefCell<crate::canon::Canonical>,
     /// What an earlier reading found of each tool's text, by its hash

@@ -1,0 +1,226 @@
+//! What a command reads: the inventory and the lock, from the work tree
+//! or as committed at a revision, through the caches where one is kept
+//! (`crate::cache`), read side by side when both are large.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Result};
+
+use super::{parse_size, Env};
+use crate::cli::SelectArgs;
+use crate::inventory::{self, Inventory, ReadOptions};
+use crate::lock::{self, Lock};
+
+impl Env {
+    /// Reads the inventory with every descriptor whole.
+    pub fn inventory(&self) -> Result<Inventory> {
+        let (paths, opts) = self.inventory_spec(false)?;
+        read_inventory(&paths, &opts)
+    }
+
+    /// Where the inventory is and how to read it (`digests_only`: see
+    /// [`Inventory::materialize`]).
+    pub fn inventory_spec(&self, digests_only: bool) -> Result<(Vec<PathBuf>, ReadOptions)> {
+        let max_size = match self.global.max_input_size {
+            Some(n) => n,
+            None => match self.repo.config("kams.maxInputSize") {
+                Some(v) => parse_size(&v).ok_or_else(|| {
+                    anyhow!("git config kams.maxInputSize: `{v}` is not a size in bytes")
+                })?,
+                None => inventory::DEFAULT_MAX_INPUT,
+            },
+        };
+        let opts = ReadOptions {
+            server: self.global.server.clone(),
+            max_size,
+            digests_only,
+            index_dir: None,
+        };
+        let paths = self.inventory_paths();
+        if let Some(top) = &self.repo.workdir {
+            for p in &paths {
+                crate::files::links_below(top, p)?;
+            }
+        }
+        Ok((paths, opts))
+    }
+
+    /// The inventory (digests only) and the lock (digests only; a missing
+    /// lock reads as empty, a corrupt one is an error), read side by side,
+    /// each from the work tree or from the revision `select` names.
+    /// `captured`, when given, is the inventory (files in memory, from
+    /// `scan --capture`). `descriptors`: whether the lock's entries whose
+    /// fields are compared will be materialised ([`Lock::materialize`]):
+    /// then a lock taken from its index comes without field digests (see
+    /// [`crate::cache::lock::load`]); without, a committed lock indexed before is
+    /// not read at all.
+    pub fn inventory_and_lock(
+        &self,
+        select: &SelectArgs,
+        captured: Option<Vec<(PathBuf, Vec<u8>)>>,
+        descriptors: bool,
+        err: &mut dyn Write,
+    ) -> Result<(Inventory, Lock, Option<crate::cache::lock::Key>)> {
+        let (paths, mut opts) = self.inventory_spec(true)?;
+        let index_dir = self.index_dir()?;
+        opts.index_dir.clone_from(&index_dir);
+        let inventory_files = match (&select.inventory_at, captured) {
+            (_, Some(files)) => Some(files),
+            (Some(rev), None) => Some(self.inventory_files_at(rev)?),
+            (None, None) => None,
+        };
+        // The lock comes from the revision `--at` names, or from its file.
+        let lock_file = match &select.at {
+            Some(_) => None,
+            None => Some(self.lock_path()?),
+        };
+        // Both in a thread each only when neither is tiny (see
+        // READ_IN_THREADS_FROM).
+        let inventory_size: u64 = match &inventory_files {
+            Some(files) => files.iter().map(|(_, b)| b.len() as u64).sum(),
+            // A path that cannot be read is reported by the reader.
+            None => paths
+                .iter()
+                .flat_map(|p| crate::files::files_at(p).unwrap_or_default())
+                .filter_map(|f| std::fs::metadata(f).ok())
+                .map(|m| m.len())
+                .sum(),
+        };
+        let lock_size = lock_file
+            .as_ref()
+            .map_or(u64::MAX, |p| std::fs::metadata(p).map_or(0, |m| m.len()));
+        let beside = inventory_size.min(lock_size) >= READ_IN_THREADS_FROM;
+        let reading_inventory = || match inventory_files {
+            Some(files) => {
+                crate::cache::inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}"))
+            }
+            None => read_inventory(&paths, &opts),
+        };
+        let reading_lock = || match (&lock_file, &select.at) {
+            (Some(path), _) => {
+                lock::store::read_digests_only(path, index_dir.as_deref(), !descriptors)
+            }
+            (None, Some(rev)) => self.lock_at(rev, descriptors).map(Some),
+            (None, None) => Ok(None),
+        };
+        let (inventory, lock) =
+            crate::threads::side_by_side_if(beside, reading_inventory, reading_lock);
+        let inventory = inventory?;
+        let (lock, key) = match (lock?, &lock_file) {
+            (Some(l), _) => l,
+            (None, path) => {
+                if let Some(path) = path {
+                    let _ = writeln!(
+                        err,
+                        "note: {} does not exist yet: every entry is new (run `git kams record` or `git kams pin`)",
+                        crate::text::shown_path(path)
+                    );
+                }
+                (Lock::default(), None)
+            }
+        };
+        Ok((inventory, lock, key))
+    }
+
+    /// The lock as committed at `rev` (digests only), from the object
+    /// database; a lock missing there is an error.
+    pub fn lock_at(
+        &self,
+        rev: &str,
+        descriptors: bool,
+    ) -> Result<(Lock, Option<crate::cache::lock::Key>)> {
+        let commit = self.repo.commit_of(rev)?;
+        let rel = self.lock_relative()?;
+        let missing = || {
+            anyhow!(
+                "{} does not exist at {} (commit {commit}): nothing was approved there",
+                rel.display(),
+                crate::text::escape_display(rev)
+            )
+        };
+        // Blob ids name fixed content unless objects are replaced.
+        let index = self.index_dir()?.filter(|_| {
+            self.repo
+                .gix()
+                .is_some_and(|r| !crate::git::replacements_apply(r))
+        });
+        let id = self.repo.blob_id(commit, &rel)?.ok_or_else(missing)?;
+        let key = crate::cache::lock::Key::Blob(id);
+        if let (Some(dir), false) = (&index, descriptors) {
+            // Digests only: a lock read before needs no blob at all.
+            if let Some(lock) = crate::cache::lock::load(dir, &key, None, true) {
+                return Ok((lock, Some(key)));
+            }
+        }
+        let bytes = self.repo.blob(id, commit, &rel)?;
+        let text = std::sync::Arc::new(lock::store::strip_bom(bytes));
+        if let Some(lock) = index
+            .as_deref()
+            .and_then(|dir| crate::cache::lock::load(dir, &key, Some(text.clone()), !descriptors))
+        {
+            return Ok((lock, Some(key)));
+        }
+        let lock = Lock::parse_digests_only(text).map_err(|e| {
+            anyhow!(
+                "{}:{}: the lock committed there is unreadable: {}{}",
+                crate::text::escape_display(rev),
+                rel.display(),
+                crate::text::escape_display(&e.message),
+                e.pointer
+                    .filter(|p| !p.is_empty())
+                    .map(|p| format!(" (JSON pointer {})", crate::text::escape_display(&p)))
+                    .unwrap_or_default()
+            )
+        })?;
+        if let Some(dir) = &index {
+            // The index only saves time: an unwritable repository is no
+            // reason to fail.
+            let _ = crate::cache::lock::store(dir, &key, &lock);
+        }
+        // Without an index, the blob id does not name the content.
+        Ok((lock, index.map(|_| key)))
+    }
+
+    /// The inventory files committed at `rev`.
+    pub fn inventory_files_at(&self, rev: &str) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+        let commit = self.repo.commit_of(rev)?;
+        let rels = self.inventory_relative()?;
+        let (_, opts) = self.inventory_spec(true)?;
+        let mut out = Vec::new();
+        for rel in rels {
+            for (p, bytes) in self.repo.files_at(commit, &rel, opts.max_size)? {
+                out.push((
+                    PathBuf::from(format!(
+                        "{}:{}",
+                        crate::text::escape_display(rev),
+                        p.display()
+                    )),
+                    bytes,
+                ));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Reads the inventory at `paths`, with a hint when there is none.
+pub fn read_inventory(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory> {
+    crate::files::read_inventory(paths, opts).map_err(|e| {
+        let hint = if e.message.starts_with("cannot read inventory") {
+            "; capture one, or name it with --inventory PATH (or git config kams.inventory)"
+        } else {
+            ""
+        };
+        anyhow!("{e}{hint}")
+    })
+}
+
+/// The size (in bytes) from which the inventory and the lock file are
+/// read in a thread each (see [`Env::inventory_and_lock`]; a lock read at
+/// a revision counts as large: git's lookups come first). It was 4 MiB
+/// while waking the other core cost more than a small read (4701d16);
+/// measured again, two threads are faster for `status --at` on the
+/// history benchmark's small inventory (docs/performance.md, "Eleventh
+/// pass", c5e3d82). Tiny inputs (the README's demo) stay on one.
+const READ_IN_THREADS_FROM: u64 = 64 << 10;
