@@ -37,7 +37,8 @@
 
 use std::path::Path;
 
-use crate::cache::store::{self, Decoder, Encoder};
+use crate::cache::codec::{Decoder, Encoder};
+use crate::cache::store;
 use crate::canon::Digest;
 use crate::detect::known::{Memo, Passes, Remembered, Server, Settled, View};
 use crate::finding::{Class, Finding, Severity};

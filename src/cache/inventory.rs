@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::bytes::Shared;
+use crate::cache::codec::{Decoder, Encoder};
 use crate::cache::lock::sorted;
-use crate::cache::store::{self, Decoder, Encoder};
+use crate::cache::store;
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
 use crate::input::Input;

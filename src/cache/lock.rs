@@ -18,7 +18,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::bytes::Shared;
-use crate::cache::store::{self, Decoder, Encoder};
+use crate::cache::codec::{Decoder, Encoder};
+use crate::cache::store;
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
 use crate::json::Object;

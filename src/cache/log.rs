@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use sha2::{Digest as _, Sha256};
 
-use super::store::{self, Decoder, Encoder};
+use super::codec::{Decoder, Encoder};
+use super::store;
 use crate::lock::diff::ChangeKind;
 
 /// The log cache files (one per lock path). The magic number is the

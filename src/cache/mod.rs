@@ -9,13 +9,15 @@
 //! (the indexes, the stat records and the findings memo) and
 //! `kams.logCache=false` (the log cache) turn them off.
 //!
-//! - [`store`]: the sealed, versioned file store every cache writes through.
+//! - [`store`]: the sealed, versioned file store every cache writes through,
+//!   in the layout of [`codec`].
 //! - [`stamp`]: a large file's hash, remembered by what `stat` says of it.
 //! - [`lock`]: what reading and verifying a lock found.
 //! - [`inventory`]: what reading a set of inventory files found.
 //! - [`findings`]: what the detectors found in each tool.
 //! - [`log`]: what `git kams log` learned of the lock's history.
 
+pub mod codec;
 pub mod findings;
 pub mod inventory;
 pub mod lock;

@@ -37,7 +37,8 @@
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::store::{self, Decoder, Encoder, Namer};
+use super::codec::{Decoder, Encoder};
+use super::store::{self, Namer};
 use crate::canon::Digest;
 use crate::input::Input;
 
