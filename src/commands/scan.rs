@@ -133,7 +133,10 @@ pub fn findings(
             lock: &lock,
             configs: &configs,
         };
-        let learn = memo_at.is_some();
+        let learn = match memo_at {
+            Some(_) => detect::Learn::Remember,
+            None => detect::Learn::Forget,
+        };
         let workers = crate::threads::Threads::of_machine();
         let (found, learned) = detect::run_with(&cx, memo, lock_key.as_deref(), learn, &workers);
         if let (Some((dir, key)), Some(learned)) = (memo_at, learned) {

@@ -137,7 +137,7 @@ pub fn all() -> Vec<Box<dyn Detector>> {
 /// Runs every detector over the inventory, then sets severities by what
 /// the lock says was approved.
 pub fn run(cx: &Context<'_>, workers: &dyn Workers) -> Vec<Finding> {
-    run_with(cx, None, None, false, workers).0
+    run_with(cx, None, None, Learn::Forget, workers).0
 }
 
 /// What a run found, by what it depends on.
@@ -167,16 +167,17 @@ enum Known<'a> {
 /// Like [`run`], taking from `memo` (the inventory's, see [`memo`]) what
 /// it remembers: the settled findings when they were found against the
 /// lock whose index key is `lock`, else the per-tool findings of the pure
-/// detectors. Returns the findings, and, when `learn` (a memo is kept),
+/// detectors. Returns the findings, and, with [`Learn::Remember`] (a memo is kept),
 /// what to store when the memo changed (it names some of those findings:
 /// [`known::Learned::view`]).
 pub fn run_with(
     cx: &Context<'_>,
     memo: Option<known::Memo>,
     lock: Option<&str>,
-    learn: bool,
+    learn: Learn,
     workers: &dyn Workers,
 ) -> (Vec<Finding>, Option<known::Learned>) {
+    let learn = learn == Learn::Remember;
     let (remembered, settled, passes_known, earlier) = match memo {
         Some(m) => (Some(m.servers), m.settled, m.passes, m.earlier),
         None => (None, None, None, false),
@@ -323,6 +324,16 @@ pub fn run_with(
     let mut out = found.settled;
     out.extend(found.live);
     (out, learned)
+}
+
+/// Whether a run says what it learned, for the edge to keep (a memo is
+/// kept for this inventory) or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Learn {
+    /// Return what was learned ([`known::Learned`]).
+    Remember,
+    /// Return nothing to keep.
+    Forget,
 }
 
 /// Runs of servers per core (see [`run_with`]): enough that the cores
@@ -870,15 +881,17 @@ mod tests {
                 .flat_map(|s| s.tools.iter().map(|t| t.text))
                 .collect()
         };
-        let (cold, learned) = run_with(&cx, None, None, true, &crate::work::InOrder);
+        let (cold, learned) = run_with(&cx, None, None, Learn::Remember, &crate::work::InOrder);
         assert_eq!(
             run(&cx, &crate::work::InOrder),
             cold,
             "the same, with nothing learned"
         );
-        assert!(run_with(&cx, None, None, false, &crate::work::InOrder)
-            .1
-            .is_none());
+        assert!(
+            run_with(&cx, None, None, Learn::Forget, &crate::work::InOrder)
+                .1
+                .is_none()
+        );
         let learned = learned.expect("a first run remembers");
         let named = texts(&learned.servers);
         assert!(
@@ -905,7 +918,13 @@ mod tests {
             .position(|name| name == "invariant-direct-poisoning")
             .expect("the attack's server");
         earlier.servers[changed].tools[0].text = Some(crate::canon::Digest::of(b"other"));
-        let (found, relearned) = run_with(&cx, Some(earlier), None, true, &crate::work::InOrder);
+        let (found, relearned) = run_with(
+            &cx,
+            Some(earlier),
+            None,
+            Learn::Remember,
+            &crate::work::InOrder,
+        );
         let marks = found
             .iter()
             .filter(|f| f.message.starts_with("remembered"))
@@ -952,7 +971,13 @@ mod tests {
             lock: &lock,
             configs: &[],
         };
-        let (found, learned) = run_with(&cx, None, Some("blake3-01"), true, &crate::work::InOrder);
+        let (found, learned) = run_with(
+            &cx,
+            None,
+            Some("blake3-01"),
+            Learn::Remember,
+            &crate::work::InOrder,
+        );
         let mut earlier = learned.expect("a first run remembers").memo(&found);
         // Without client configs every finding is settled.
         let settled = earlier.settled.as_ref().expect("the settled findings");
@@ -985,7 +1010,7 @@ mod tests {
                 &cx,
                 Some(earlier.clone()),
                 Some(lock),
-                true,
+                Learn::Remember,
                 &crate::work::InOrder,
             );
             found.iter().filter(|f| f.message == "remembered").count()
