@@ -50,7 +50,7 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
     let shown = shown_path(&a.file);
     let (_, opts) = env.inventory_spec(true)?;
     let bytes = crate::files::read_capped(&a.file, opts.max_size).map_err(|e| anyhow!("{e}"))?;
-    let bytes = crate::lock::store::strip_bom(bytes);
+    let bytes = crate::bytes::strip_bom(bytes);
     let file = import::parse(source, &bytes).map_err(|e| anyhow!("{shown}: {e}"))?;
     for t in &file.tools {
         if let Some(by) = &t.approver {

@@ -154,7 +154,7 @@ impl Env {
             }
         }
         let bytes = self.repo.blob(id, commit, &rel)?;
-        let text = std::sync::Arc::new(lock::store::strip_bom(bytes));
+        let text = std::sync::Arc::new(crate::bytes::strip_bom(bytes));
         if let Some(lock) = index
             .as_deref()
             .and_then(|dir| crate::cache::lock::load(dir, &key, Some(text.clone()), !descriptors))

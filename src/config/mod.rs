@@ -164,7 +164,7 @@ fn check_entry<'a>(path: &Path, at: &str, entry: &'a Value) -> Result<&'a Object
 /// order mark, and for an `mcp.json` (VS Code, Cursor: JSON with
 /// comments) with comments and trailing commas blanked, offsets kept.
 pub fn as_json(path: &Path, bytes: &[u8]) -> Vec<u8> {
-    let bytes = crate::lock::store::strip_bom(bytes.to_vec());
+    let bytes = crate::bytes::strip_bom(bytes.to_vec());
     // Claude's files are plain JSON.
     if path.file_name().is_some_and(|n| n == "mcp.json") {
         blank_jsonc(&bytes)

@@ -80,7 +80,7 @@ pub fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>> {
         return Ok(None);
     }
     let bytes = read_capped(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?;
-    Ok(Some(strip_bom(bytes)))
+    Ok(Some(crate::bytes::strip_bom(bytes)))
 }
 
 /// Whether there is a lock file at `path`: an error when it cannot be
@@ -104,8 +104,6 @@ fn exists(path: &Path) -> Result<bool> {
     }
     Ok(true)
 }
-
-pub use crate::bytes::strip_bom;
 
 /// Parses lock text, naming `path` in the error.
 pub fn parse_at(path: &Path, bytes: &[u8]) -> Result<Lock> {

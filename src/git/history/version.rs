@@ -461,7 +461,7 @@ pub(super) fn read_blob(
     let object = repo
         .find_object(blob)
         .with_context(|| format!("cannot read blob {blob} of {}", path.display()))?;
-    let bytes = crate::lock::store::strip_bom(object.detach().data);
+    let bytes = crate::bytes::strip_bom(object.detach().data);
     let index = index(&bytes);
     Ok(Some((bytes, index)))
 }

@@ -87,7 +87,7 @@ impl<'r> LockHistory<'r> {
             &self.rel,
         )?;
         let shown = format!("{}:{}", commit.to_hex_with_len(12), self.rel.display());
-        Lock::parse_digests_only(Arc::new(lock::store::strip_bom(bytes)))
+        Lock::parse_digests_only(Arc::new(crate::bytes::strip_bom(bytes)))
             .map_err(|e| lock::store::lock_error(Path::new(&shown), e))
     }
 
