@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 const EDGE: &[&str] = &[
     "cache",
     "capture",
-    "cli.rs",
+    "cli",
     "commands",
     "files.rs",
     "git",
