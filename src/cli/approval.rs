@@ -1,7 +1,52 @@
 //! The arguments of the approval commands: `pin`, `review` and `deny`,
 //! each of which writes kams.lock and commits it as an approval.
 
-use clap::Args;
+use clap::{Arg, Args};
+
+use crate::commands::pin::Commit;
+
+/// How an approval reaches git: who signs it off, and whether it is
+/// committed. `pin`, `review`, `deny` and `import` take these options
+/// alike (`deny` and `import` word the approver's help their own way).
+#[derive(Args, Debug)]
+pub struct CommitArgs {
+    /// Approver as `"Name <email>"` (the help text is given whole, as it
+    /// holds `<email>`, which rustdoc would take for HTML).
+    #[arg(
+        long,
+        value_name = "NAME <EMAIL>",
+        help = "Approver as \"Name <email>\" [default: git config user.name and user.email]"
+    )]
+    pub approver: Option<String>,
+
+    /// Only write kams.lock, do not commit (outside a repository this is always the case)
+    #[arg(long)]
+    no_commit: bool,
+}
+
+impl CommitArgs {
+    /// Whether the approval is committed: not with `--no-commit`.
+    pub fn commit(&self) -> Commit {
+        if self.no_commit {
+            Commit::Skip
+        } else {
+            Commit::Make
+        }
+    }
+}
+
+/// Gives `--approver` the help `help`, for a command that words it its own
+/// way. The argument stays where it is: `Command::mut_arg` would move it
+/// last, and the completion scripts would list it after `--no-commit`.
+pub(super) fn approver_help(help: &'static str) -> impl FnMut(Arg) -> Arg {
+    move |a| {
+        if a.get_id() == "approver" {
+            a.help(help)
+        } else {
+            a
+        }
+    }
+}
 
 /// Arguments of `pin`.
 #[derive(Args, Debug)]
@@ -14,18 +59,9 @@ pub struct PinArgs {
     #[arg(short = 'm', long = "message", value_name = "NOTE", required = true)]
     pub note: String,
 
-    /// Approver as `"Name <email>"` (the help text is given whole, as it
-    /// holds `<email>`, which rustdoc would take for HTML).
-    #[arg(
-        long,
-        value_name = "NAME <EMAIL>",
-        help = "Approver as \"Name <email>\" [default: git config user.name and user.email]"
-    )]
-    pub approver: Option<String>,
-
-    /// Only write kams.lock, do not commit (outside a repository this is always the case)
-    #[arg(long)]
-    pub no_commit: bool,
+    /// Who signs the approval off, and whether it is committed
+    #[command(flatten)]
+    pub commit: CommitArgs,
 
     /// Approve even though what is approved has high or critical findings of these classes
     /// (poison, hidden, squat, shadow, ambiguous, transport; all of them when none is given).
@@ -106,17 +142,9 @@ pub struct ReviewArgs {
     #[arg(short = 'm', long = "message", value_name = "NOTE")]
     pub note: Option<String>,
 
-    /// Approver as `"Name <email>"` (see `PinArgs::approver`).
-    #[arg(
-        long,
-        value_name = "NAME <EMAIL>",
-        help = "Approver as \"Name <email>\" [default: git config user.name and user.email]"
-    )]
-    pub approver: Option<String>,
-
-    /// Only write kams.lock, do not commit (outside a repository this is always the case)
-    #[arg(long)]
-    pub no_commit: bool,
+    /// Who signs the approval off, and whether it is committed
+    #[command(flatten)]
+    pub commit: CommitArgs,
 }
 
 /// The long help of `deny`.
@@ -134,8 +162,11 @@ selection) overturns a denial.
 
 Exit status: 0 denied (or already denied as it is), 2 an error (nothing written).";
 
-/// Arguments of `deny`.
+/// Arguments of `deny`, whose approver is the denier.
 #[derive(Args, Debug)]
+#[command(mut_args(approver_help(
+    "Denier as \"Name <email>\" [default: git config user.name and user.email]"
+)))]
 pub struct DenyArgs {
     /// What to refuse: SERVER/TOOL, or SERVER (its server entry and every tool)
     #[arg(value_name = "SERVER|SERVER/TOOL", required = true)]
@@ -145,15 +176,7 @@ pub struct DenyArgs {
     #[arg(short = 'm', long = "message", value_name = "NOTE", required = true)]
     pub note: String,
 
-    /// Denier as `"Name <email>"`.
-    #[arg(
-        long,
-        value_name = "NAME <EMAIL>",
-        help = "Denier as \"Name <email>\" [default: git config user.name and user.email]"
-    )]
-    pub approver: Option<String>,
-
-    /// Only write kams.lock, do not commit (outside a repository this is always the case)
-    #[arg(long)]
-    pub no_commit: bool,
+    /// Who signs the denial off (the denier), and whether it is committed
+    #[command(flatten)]
+    pub commit: CommitArgs,
 }

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+use super::approval::approver_help;
+use super::CommitArgs;
+
 /// The long help of `import`: what is carried over and what is not.
 pub(super) const IMPORT_HELP: &str = "\
 Take over approvals made with DescriptorPin (pin.json) or kams (kams.lock): each tool
@@ -43,8 +46,12 @@ pub enum ImportSource {
     Kams(ImportFileArgs),
 }
 
-/// Arguments of `import descriptorpin` and `import kams`.
+/// Arguments of `import descriptorpin` and `import kams`, whose approver
+/// is also the approver of the tools the file names none for.
 #[derive(Args, Debug)]
+#[command(mut_args(approver_help(
+    "You, as \"Name <email>\": the approver of tools the file names none for, and the commit's sign-off [default: git config user.name and user.email]"
+)))]
 pub struct ImportFileArgs {
     /// The file to import
     #[arg(value_name = "FILE")]
@@ -54,17 +61,8 @@ pub struct ImportFileArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// You, as `"Name <email>"`: the approver of tools the file names none
-    /// for, and the commit's sign-off (the help text is given whole, as it
-    /// holds `<email>`, which rustdoc would take for HTML).
-    #[arg(
-        long,
-        value_name = "NAME <EMAIL>",
-        help = "You, as \"Name <email>\": the approver of tools the file names none for, and the commit's sign-off [default: git config user.name and user.email]"
-    )]
-    pub approver: Option<String>,
-
-    /// Only write kams.lock, do not commit (outside a repository this is always the case)
-    #[arg(long)]
-    pub no_commit: bool,
+    /// You, the approver of tools the file names none for, and whether
+    /// the import is committed
+    #[command(flatten)]
+    pub commit: CommitArgs,
 }

@@ -21,7 +21,7 @@ use crate::text::escape_display;
 
 /// Runs `deny`.
 pub fn run(env: &Env, args: &DenyArgs, out: &mut dyn Write) -> Result<Status> {
-    let who = approver(env, args.approver.as_deref())?;
+    let who = approver(env, args.commit.approver.as_deref())?;
     let inventory = env.inventory()?;
     let path = env.lock_path()?;
     let guard = Guard::acquire(&path)?;
@@ -67,7 +67,7 @@ pub fn run(env: &Env, args: &DenyArgs, out: &mut dyn Write) -> Result<Status> {
         guard,
         &lock,
         &path,
-        args.no_commit,
+        args.commit.commit(),
         &message,
         &reviewed,
     )?;

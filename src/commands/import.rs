@@ -46,7 +46,7 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
         ImportSource::Kams(a) => (Source::Kams, a),
     };
     let format = env.plain_format("import")?;
-    let who = approver(env, a.approver.as_deref())?;
+    let who = approver(env, a.commit.approver.as_deref())?;
     let shown = shown_path(&a.file);
     let (_, opts) = env.inventory_spec(true)?;
     let bytes = crate::files::read_capped(&a.file, opts.max_size).map_err(|e| anyhow!("{e}"))?;
@@ -165,7 +165,7 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
         guard,
         &lock,
         &path,
-        a.no_commit,
+        a.commit.commit(),
         &message,
         &super::pin::Reviewed::Files(Vec::new()),
     )?;

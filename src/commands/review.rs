@@ -62,7 +62,7 @@ pub fn run(
     if env.plain_format("review")? != super::PlainFormat::Text {
         bail!("--format json: review is for a person at a terminal; a program reads the same changes from `git kams scan --format json`");
     }
-    let who = pin::approver(env, args.approver.as_deref())?;
+    let who = pin::approver(env, args.commit.approver.as_deref())?;
     let select = SelectArgs {
         keys: args.keys.clone(),
         at: None,
@@ -102,10 +102,9 @@ pub fn run(
                 .collect();
             Reviewed::Files(pin::files_of(&inventory, &named))
         };
-        let stale = if args.no_commit {
-            Vec::new()
-        } else {
-            pin::inventory_not_committed(env, &reviewed)?
+        let stale = match args.commit.commit() {
+            pin::Commit::Make => pin::inventory_not_committed(env, &reviewed)?,
+            pin::Commit::Skip => Vec::new(),
         };
         emit(out, |o| {
             writeln!(
@@ -241,7 +240,7 @@ pub fn run(
         guard,
         &lock,
         &path,
-        args.no_commit,
+        args.commit.commit(),
         &message,
         &reviewed,
     )?;

@@ -12,6 +12,16 @@ use crate::inventory::Inventory;
 use crate::lock::store::Guard;
 use crate::lock::Lock;
 
+/// Whether an approval is committed, or only written to the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Commit {
+    /// Commit it, in a work tree, alone with the inventory files it was
+    /// reviewed from.
+    Make,
+    /// Only write the lock (`--no-commit`).
+    Skip,
+}
+
 /// Where an approval went: written to the lock, or also committed.
 pub enum Written {
     /// Only the lock file was written (`--no-commit`, or no work tree).
@@ -41,8 +51,8 @@ impl std::fmt::Display for Written {
     }
 }
 
-/// Writes an approved `lock` under `guard` and, in a work tree unless
-/// `no_commit`, commits it alone with `message` (which carries the
+/// Writes an approved `lock` under `guard` and, in a work tree when
+/// `commit` says to, commits it alone with `message` (which carries the
 /// sign-off). Shared by `pin` and `import` so that every approval reaches
 /// git the same way.
 pub fn write_approval(
@@ -50,14 +60,13 @@ pub fn write_approval(
     guard: Guard,
     lock: &Lock,
     path: &Path,
-    no_commit: bool,
+    commit: Commit,
     message: &str,
     reviewed: &Reviewed,
 ) -> Result<Written> {
-    let commit_in = if no_commit {
-        None
-    } else {
-        commit_target(env, path)
+    let commit_in = match commit {
+        Commit::Make => commit_target(env, path),
+        Commit::Skip => None,
     };
     let Some((repo, rel)) = commit_in else {
         guard.commit(lock)?;
