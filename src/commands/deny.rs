@@ -72,7 +72,7 @@ pub fn run(env: &Env, args: &DenyArgs, out: &mut dyn Write) -> Result<Status> {
         &reviewed,
     )?;
     emit(out, |o| {
-        pin::write_summary(o, &lines, true, "denied", &who, &done)
+        pin::write_summary(o, &lines, pin::Lines::Print, "denied", &who, &done)
     })?;
     Ok(0)
 }

@@ -246,7 +246,7 @@ pub fn run(
     )?;
     let verb = if denied_any { "reviewed" } else { "approved" };
     emit(out, |o| {
-        pin::write_summary(o, &lines, true, verb, &who, &done)
+        pin::write_summary(o, &lines, pin::Lines::Print, verb, &who, &done)
     })?;
     if !left.is_empty() {
         emit(out, |o| {

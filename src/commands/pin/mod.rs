@@ -36,7 +36,7 @@ pub(crate) use self::gate::gate;
 pub(crate) use self::message::approval_message;
 pub use self::message::commit_message;
 pub(crate) use self::plan::{approved_renames, plan, renamed_by, Action};
-pub(crate) use self::summary::{write_kept_denied, write_summary};
+pub(crate) use self::summary::{write_kept_denied, write_summary, Lines};
 use self::summary::{write_lines, Tally};
 use super::{emit, Env, Selection, Status};
 use crate::cli::PinArgs;
@@ -230,6 +230,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
             return Ok(0);
         }
     }
+    let show = if ask { Lines::Printed } else { Lines::Print };
     let message = approval_message(&args.note, &who, &lines);
     let done = write_approval(
         env,
@@ -241,7 +242,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
         &reviewed,
     )?;
     emit(out, |o| {
-        write_summary(o, &lines, !ask, "approved", &who, &done)
+        write_summary(o, &lines, show, "approved", &who, &done)
     })?;
     Ok(0)
 }
