@@ -22,7 +22,9 @@ use crate::cache::store;
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
 use crate::input::Input;
-use crate::inventory::{build, Ambiguity, Help, InputError, Inventory, ReadOptions, Server, Tool};
+use crate::inventory::{
+    build, Ambiguity, Help, InputError, Inventory, ReadOptions, Server, TextNames, Tool,
+};
 use crate::json::Object;
 
 /// The inventory index files.
@@ -370,7 +372,7 @@ pub fn read_files<B: Into<Input>>(
     let earlier = Earlier::load(dir, &key);
     let help = Help {
         earlier: earlier.as_ref().map(|e| e as &dyn crate::inventory::Recall),
-        name_texts: true,
+        texts: TextNames::Named,
     };
     let mut inv = build(&shared, opts, help)?;
     // The index only saves time: an unwritable repository is no reason to

@@ -275,9 +275,19 @@ pub trait Recall {
 pub struct Help<'e> {
     /// What an earlier reading knew of each tool's text.
     pub earlier: Option<&'e dyn Recall>,
-    /// Whether each tool's text is named ([`Tool::text`]): only for an
-    /// inventory whose index is kept, the only one that needs it.
-    pub name_texts: bool,
+    /// Whether each tool's text is named ([`Tool::text`]).
+    pub texts: TextNames,
+}
+
+/// Whether a reading names each tool's text ([`Tool::text`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TextNames {
+    /// Not named: nothing would look them up.
+    #[default]
+    Unnamed,
+    /// Named: for an inventory whose index is kept, the only one that
+    /// needs it.
+    Named,
 }
 
 /// Reads inventory files (each named by the path shown in messages, its
