@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use super::{write_atomically, Env, Status};
+use super::{write_atomically, Env, Status, Tools};
 use crate::capture::{self, Captured, Options};
 use crate::cli::{CaptureArgs, CaptureOpts};
 use crate::config::{self, ClientServer};
@@ -161,7 +161,7 @@ fn stale_captures(
     if linked || !configs_read(env) {
         return Ok(Vec::new());
     }
-    let (_, opts) = env.inventory_spec(true)?;
+    let (_, opts) = env.inventory_spec(Tools::Digests)?;
     let entries = std::fs::read_dir(folder)
         .with_context(|| format!("cannot read the folder {}", shown_path(folder)))?;
     let mut stale = Vec::new();
@@ -248,7 +248,7 @@ fn remove_old_capture(folder: &Path, server: &str, env: &Env) -> Result<()> {
     if old == capture::file_path(folder, server) || !old.is_file() {
         return Ok(());
     }
-    let (_, opts) = env.inventory_spec(false)?;
+    let (_, opts) = env.inventory_spec(Tools::Whole)?;
     let Ok(bytes) = crate::files::read_capped(&old, opts.max_size) else {
         return Ok(());
     };
@@ -484,7 +484,7 @@ fn options(env: &Env, opts: &CaptureOpts) -> Result<Options> {
         Some(n) => n,
         None => capture::DEFAULT_JOBS,
     };
-    let (_, read) = env.inventory_spec(true)?;
+    let (_, read) = env.inventory_spec(Tools::Digests)?;
     let workdir = match &env.repo.workdir {
         Some(top) => top.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,

@@ -10,7 +10,7 @@ use anyhow::{anyhow, Result};
 use serde::Serialize;
 
 use super::pin::{approver, check_approver, commit_message, write_approval, Written};
-use super::{emit, now, Env, PlainFormat, Status};
+use super::{emit, now, Env, PlainFormat, Status, Tools};
 use crate::cli::{ImportArgs, ImportSource};
 use crate::descriptor::Descriptor;
 use crate::import::{self, Check, Source};
@@ -48,7 +48,7 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
     let format = env.plain_format("import")?;
     let who = approver(env, a.commit.approver.as_deref())?;
     let shown = shown_path(&a.file);
-    let (_, opts) = env.inventory_spec(true)?;
+    let (_, opts) = env.inventory_spec(Tools::Digests)?;
     let bytes = crate::files::read_capped(&a.file, opts.max_size).map_err(|e| anyhow!("{e}"))?;
     let bytes = crate::bytes::strip_bom(bytes);
     let file = import::parse(source, &bytes).map_err(|e| anyhow!("{shown}: {e}"))?;

@@ -12,16 +12,26 @@ use crate::cli::SelectArgs;
 use crate::inventory::{self, Inventory, ReadOptions};
 use crate::lock::{self, Lock};
 
+/// What an inventory read keeps of each tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tools {
+    /// Every descriptor whole.
+    Whole,
+    /// Digests only, a descriptor read again when it is needed
+    /// ([`Inventory::materialize`]).
+    Digests,
+}
+
 impl Env {
     /// Reads the inventory with every descriptor whole.
     pub fn inventory(&self) -> Result<Inventory> {
-        let (paths, opts) = self.inventory_spec(false)?;
+        let (paths, opts) = self.inventory_spec(Tools::Whole)?;
         read_inventory(&paths, &opts)
     }
 
-    /// Where the inventory is and how to read it (`digests_only`: see
-    /// [`Inventory::materialize`]).
-    pub fn inventory_spec(&self, digests_only: bool) -> Result<(Vec<PathBuf>, ReadOptions)> {
+    /// Where the inventory is and how to read it, keeping `tools` of each
+    /// tool.
+    pub fn inventory_spec(&self, tools: Tools) -> Result<(Vec<PathBuf>, ReadOptions)> {
         let max_size = match self.global.max_input_size {
             Some(n) => n,
             None => match self.repo.config("kams.maxInputSize") {
@@ -34,7 +44,7 @@ impl Env {
         let opts = ReadOptions {
             server: self.global.server.clone(),
             max_size,
-            digests_only,
+            digests_only: tools == Tools::Digests,
             index_dir: None,
         };
         let paths = self.inventory_paths();
@@ -62,7 +72,7 @@ impl Env {
         descriptors: bool,
         err: &mut dyn Write,
     ) -> Result<(Inventory, Lock, Option<crate::cache::lock::Key>)> {
-        let (paths, mut opts) = self.inventory_spec(true)?;
+        let (paths, mut opts) = self.inventory_spec(Tools::Digests)?;
         let index_dir = self.index_dir()?;
         opts.index_dir.clone_from(&index_dir);
         let inventory_files = match (&select.inventory_at, captured) {
@@ -186,7 +196,7 @@ impl Env {
     pub fn inventory_files_at(&self, rev: &str) -> Result<Vec<(PathBuf, Vec<u8>)>> {
         let commit = self.repo.commit_of(rev)?;
         let rels = self.inventory_relative()?;
-        let (_, opts) = self.inventory_spec(true)?;
+        let (_, opts) = self.inventory_spec(Tools::Digests)?;
         let mut out = Vec::new();
         for rel in rels {
             for (p, bytes) in self.repo.files_at(commit, &rel, opts.max_size)? {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
 
-use super::{emit, Env, Selection, Status};
+use super::{emit, Env, Selection, Status, Tools};
 use crate::cli::{MetricsArgs, ScanArgs, SelectArgs};
 use crate::compare;
 use crate::detect;
@@ -243,7 +243,7 @@ fn lock_pointer(server: &str, tool: Option<&str>) -> String {
 /// not pointed at.
 pub fn places(env: &Env, findings: &[Finding], sources: &Sources) -> Vec<Place> {
     let max = env
-        .inventory_spec(true)
+        .inventory_spec(Tools::Digests)
         .map_or(crate::inventory::DEFAULT_MAX_INPUT, |(_, o)| o.max_size);
     // Two passes: the first only asks which (file, pointer) each finding
     // could look up (answering "not found", every fallback is asked too),

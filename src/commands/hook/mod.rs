@@ -23,7 +23,7 @@ use anyhow::{anyhow, Context, Result};
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::{Env, Status};
+use super::{Env, Status, Tools};
 use crate::cli::{HookArgs, HookKind};
 use crate::compare;
 use crate::finding::Class;
@@ -163,7 +163,7 @@ pub fn check(
     let repo = hooks::for_hook(env.repo.require(&format!("git kams hook {name}"))?)?;
     let mut notes = Vec::new();
     let policy = env.policy(&mut notes)?;
-    let (_, opts) = env.inventory_spec(true)?;
+    let (_, opts) = env.inventory_spec(Tools::Digests)?;
     let lock_rel = env.lock_relative()?;
     let mut check = Check {
         repo: &repo,

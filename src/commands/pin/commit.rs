@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
-use crate::commands::Env;
+use crate::commands::{Env, Tools};
 use crate::inventory::Inventory;
 use crate::lock::store::Guard;
 use crate::lock::Lock;
@@ -177,7 +177,7 @@ fn removed_inventory(env: &Env, repo: &gix::Repository) -> Result<Vec<PathBuf>> 
     let (Ok(head), Some(top)) = (repo.head_id(), env.repo.workdir.as_ref()) else {
         return Ok(Vec::new());
     };
-    let (_, opts) = env.inventory_spec(true)?;
+    let (_, opts) = env.inventory_spec(Tools::Digests)?;
     let mut out = Vec::new();
     for rel in env.inventory_relative()? {
         let Some(files) = crate::git::inventory_files_at(repo, head.detach(), &rel, opts.max_size)?
