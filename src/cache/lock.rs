@@ -59,24 +59,32 @@ impl Key {
     }
 }
 
+/// What a lock read for a caller holds of each entry's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryFields {
+    /// Each entry's field digests: for a caller that compares fields by
+    /// them.
+    Digests,
+    /// The entry's whole digest only: for a caller that materialises
+    /// every entry whose fields it looks at (a scan compares fields of
+    /// drifted entries only; the other entries' field digests weighed on
+    /// its peak: docs/performance.md, "Ninth pass", 94a5585).
+    Materialised,
+}
+
 /// The lock `key` names, from its index under `common_dir`, with each
 /// entry's descriptor to be rebuilt from `text` (the lock's bytes) on
-/// demand; `None` when there is no usable index. Without `text`, entries
-/// cannot be materialised: for callers that need digests only. Without
-/// `field_digests`, entries carry their whole digest only: for a caller
-/// that materialises every entry whose fields it looks at (a scan
-/// compares fields of drifted entries only; the other entries' field
-/// digests weighed on its peak: docs/performance.md, "Ninth pass", 94a5585).
+/// demand, and what `fields` says of its fields; `None` when there is no
+/// usable index. Without `text`, entries cannot be materialised: for
+/// callers that need digests only.
 pub fn load(
     common_dir: &Path,
     key: &Key,
     text: Option<Shared>,
-    field_digests: bool,
+    fields: EntryFields,
 ) -> Option<Lock> {
     let bytes = INDEX.read(common_dir, &key.name())?;
-    decode(&bytes, key, text, field_digests, &|range| {
-        bytes.release(range)
-    })
+    decode(&bytes, key, text, fields, &|range| bytes.release(range))
 }
 
 /// Writes the index of `lock` (as read, with its spans) for `key` (see
@@ -154,7 +162,7 @@ fn decode(
     bytes: &[u8],
     key: &Key,
     text: Option<Shared>,
-    field_digests: bool,
+    fields: EntryFields,
     release: &dyn Fn(std::ops::Range<usize>),
 ) -> Option<Lock> {
     let (mut r, mut giving) = INDEX.open_giving(bytes, &key.name(), release)?;
@@ -178,12 +186,12 @@ fn decode(
             }));
         }
         if r.bool()? {
-            server.server = Some(take_entry(r, &text, len, field_digests, &mut last)?);
+            server.server = Some(take_entry(r, &text, len, fields, &mut last)?);
         }
         let tools = r.list(|r| {
             Some((
                 r.str()?.to_string(),
-                take_entry(r, &text, len, field_digests, &mut last)?,
+                take_entry(r, &text, len, fields, &mut last)?,
             ))
         })?;
         server.tools = sorted(tools)?;
@@ -207,7 +215,7 @@ fn take_entry(
     r: &mut Decoder<'_>,
     text: &Option<Shared>,
     len: Option<usize>,
-    field_digests: bool,
+    fields: EntryFields,
     last: &mut Option<Arc<Approval>>,
 ) -> Option<Entry> {
     let state = match r.u8()? {
@@ -217,9 +225,9 @@ fn take_entry(
         _ => return None,
     };
     let digest = r.digest()?;
-    let field_digests = match field_digests {
-        true => r.field_digests()?,
-        false => r.skip_field_digests().map(|()| Default::default())?,
+    let field_digests = match fields {
+        EntryFields::Digests => r.field_digests()?,
+        EntryFields::Materialised => r.skip_field_digests().map(|()| Default::default())?,
     };
     let first_seen = r.str()?.to_string();
     // Borrowed until compared with the last one: entries pinned together
@@ -261,7 +269,7 @@ mod tests {
 
     /// The lock `bytes` describe, nothing released.
     fn decode(bytes: &[u8], key: &Key, text: Option<Shared>) -> Option<Lock> {
-        super::decode(bytes, key, text, true, &store::keep)
+        super::decode(bytes, key, text, EntryFields::Digests, &store::keep)
     }
 
     fn sample() -> (Shared, Lock) {
@@ -327,8 +335,14 @@ mod tests {
         let (text, lock) = sample();
         let key = Key::of_text((*text).as_ref());
         let bytes = sealed(&lock, &key).expect("every entry has a span");
-        let mut bare =
-            super::decode(&bytes, &key, Some(text.clone()), false, &store::keep).expect("decodes");
+        let mut bare = super::decode(
+            &bytes,
+            &key,
+            Some(text.clone()),
+            EntryFields::Materialised,
+            &store::keep,
+        )
+        .expect("decodes");
         let entries = |l: &Lock| -> Vec<(String, Option<String>, Entry)> {
             l.servers
                 .iter()

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 
 use super::{parse_size, Env};
+use crate::cache::lock::EntryFields;
 use crate::cli::SelectArgs;
 use crate::inventory::{self, Inventory, ReadOptions};
 use crate::lock::{self, Lock};
@@ -60,16 +61,16 @@ impl Env {
     /// lock reads as empty, a corrupt one is an error), read side by side,
     /// each from the work tree or from the revision `select` names.
     /// `captured`, when given, is the inventory (files in memory, from
-    /// `scan --capture`). `descriptors`: whether the lock's entries whose
-    /// fields are compared will be materialised ([`Lock::materialize`]):
-    /// then a lock taken from its index comes without field digests (see
-    /// [`crate::cache::lock::load`]); without, a committed lock indexed before is
-    /// not read at all.
+    /// `scan --capture`). `fields`: what the lock's entries hold of their
+    /// fields ([`EntryFields`]); with [`EntryFields::Digests`], a committed
+    /// lock indexed before is not read at all, and with
+    /// [`EntryFields::Materialised`] the caller materialises the entries
+    /// whose fields it compares ([`Lock::materialize`]).
     pub fn inventory_and_lock(
         &self,
         select: &SelectArgs,
         captured: Option<Vec<(PathBuf, Vec<u8>)>>,
-        descriptors: bool,
+        fields: EntryFields,
         err: &mut dyn Write,
     ) -> Result<(Inventory, Lock, Option<crate::cache::lock::Key>)> {
         let (paths, mut opts) = self.inventory_spec(Tools::Digests)?;
@@ -108,10 +109,8 @@ impl Env {
             None => read_inventory(&paths, &opts),
         };
         let reading_lock = || match (&lock_file, &select.at) {
-            (Some(path), _) => {
-                lock::store::read_digests_only(path, index_dir.as_deref(), !descriptors)
-            }
-            (None, Some(rev)) => self.lock_at(rev, descriptors).map(Some),
+            (Some(path), _) => lock::store::read_digests_only(path, index_dir.as_deref(), fields),
+            (None, Some(rev)) => self.lock_at(rev, fields).map(Some),
             (None, None) => Ok(None),
         };
         let (inventory, lock) =
@@ -133,12 +132,13 @@ impl Env {
         Ok((inventory, lock, key))
     }
 
-    /// The lock as committed at `rev` (digests only), from the object
-    /// database; a lock missing there is an error.
+    /// The lock as committed at `rev` (digests only, holding what `fields`
+    /// says of its entries' fields), from the object database; a lock
+    /// missing there is an error.
     pub fn lock_at(
         &self,
         rev: &str,
-        descriptors: bool,
+        fields: EntryFields,
     ) -> Result<(Lock, Option<crate::cache::lock::Key>)> {
         let commit = self.repo.commit_of(rev)?;
         let rel = self.lock_relative()?;
@@ -157,9 +157,9 @@ impl Env {
         });
         let id = self.repo.blob_id(commit, &rel)?.ok_or_else(missing)?;
         let key = crate::cache::lock::Key::Blob(id);
-        if let (Some(dir), false) = (&index, descriptors) {
+        if let (Some(dir), EntryFields::Digests) = (&index, fields) {
             // Digests only: a lock read before needs no blob at all.
-            if let Some(lock) = crate::cache::lock::load(dir, &key, None, true) {
+            if let Some(lock) = crate::cache::lock::load(dir, &key, None, fields) {
                 return Ok((lock, Some(key)));
             }
         }
@@ -167,7 +167,7 @@ impl Env {
         let text = std::sync::Arc::new(crate::bytes::strip_bom(bytes));
         if let Some(lock) = index
             .as_deref()
-            .and_then(|dir| crate::cache::lock::load(dir, &key, Some(text.clone()), !descriptors))
+            .and_then(|dir| crate::cache::lock::load(dir, &key, Some(text.clone()), fields))
         {
             return Ok((lock, Some(key)));
         }

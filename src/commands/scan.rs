@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Result};
 
 use super::{emit, Env, Selection, Status, Tools};
+use crate::cache::lock::EntryFields;
 use crate::cli::{MetricsArgs, ScanArgs, SelectArgs};
 use crate::compare;
 use crate::detect;
@@ -71,7 +72,7 @@ pub fn findings(
     let keys = &select.keys;
     let (mut inventory, mut lock, lock_key) = {
         let mut step = env.step("reading the inventory and the lock", err);
-        env.inventory_and_lock(select, captured, true, step.err())?
+        env.inventory_and_lock(select, captured, EntryFields::Materialised, step.err())?
     };
     let selection = Selection::new(keys);
     let pairs = compare::pairs(&inventory, &lock);

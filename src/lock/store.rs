@@ -40,12 +40,12 @@ pub fn read(path: &Path) -> Result<Option<Lock>> {
 ///
 /// With `index_dir` (a common git directory), a lock whose text was read
 /// before is taken from its index ([`crate::cache::lock`]) instead of being
-/// parsed and verified again (with its entries' field digests only if
-/// `field_digests`), and a lock read now is indexed.
+/// parsed and verified again (holding what `fields` says of its entries'
+/// fields), and a lock read now is indexed.
 pub fn read_digests_only(
     path: &Path,
     index_dir: Option<&Path>,
-    field_digests: bool,
+    fields: crate::cache::lock::EntryFields,
 ) -> Result<Option<(Lock, Option<crate::cache::lock::Key>)>> {
     if !exists(path)? {
         return Ok(None);
@@ -59,7 +59,7 @@ pub fn read_digests_only(
         crate::cache::lock::Key::Text(crate::cache::stamp::digest_of(dir, path, &input))
     });
     if let (Some(dir), Some(key)) = (index_dir, &key) {
-        if let Some(lock) = crate::cache::lock::load(dir, key, Some(input.clone()), field_digests) {
+        if let Some(lock) = crate::cache::lock::load(dir, key, Some(input.clone()), fields) {
             return Ok(Some((lock, Some(*key))));
         }
     }
