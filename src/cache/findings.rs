@@ -303,7 +303,7 @@ mod tests {
     }
 
     fn sample() -> (Inventory, Memo) {
-        let inv = crate::detect::test_inventory(&[("a", &["t1", "t2"]), ("b", &["u"])]);
+        let inv = crate::detect::testing::inventory(&[("a", &["t1", "t2"]), ("b", &["u"])]);
         let finding = Finding {
             class: Class::Poison,
             severity: Severity::High,
@@ -358,7 +358,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let dir = dir.path();
         let (inv, memo) = sample();
-        let other = crate::detect::test_inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
+        let other = crate::detect::testing::inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
         let keys: Vec<Digest> = (0..4u8).map(|n| Digest::of(&[n])).collect();
         assert_eq!(load_earlier(dir, &keys[0], &inv), None, "none yet");
         let mut older = memo.clone();
@@ -386,7 +386,7 @@ mod tests {
             load_earlier(
                 dir,
                 &keys[0],
-                &crate::detect::test_inventory(&[("c", &["t"])])
+                &crate::detect::testing::inventory(&[("c", &["t"])])
             ),
             None
         );
@@ -419,7 +419,7 @@ mod tests {
         let bytes2 = store::seal(encode(&unsettled.view(), &key, &inv).0);
         assert_eq!(decode(&bytes2, &key, &inv, None), Some(unsettled));
         assert_eq!(decode(&bytes, &Digest::of(b"other"), &inv, None), None);
-        let other = crate::detect::test_inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
+        let other = crate::detect::testing::inventory(&[("a", &["t1", "t3"]), ("b", &["u"])]);
         assert_eq!(
             decode(&bytes, &key, &other, None),
             None,

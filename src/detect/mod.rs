@@ -21,11 +21,6 @@ pub(crate) mod transport;
 
 use std::collections::BTreeSet;
 
-/// An inventory of servers with the given tool names, for the tests of
-/// the findings memo ([`crate::cache::findings`]).
-#[cfg(test)]
-pub(crate) use squat::tests::inventory as test_inventory;
-
 use crate::finding::{Class, Finding, Severity};
 use crate::inventory::Inventory;
 use crate::json::Value;
@@ -577,22 +572,12 @@ fn baseline(cx: &Context<'_>, f: &mut Finding) {
     }
 }
 
-/// Calls `f` with the view of each tool of `server`, in order: how tests
-/// drive [`Detector::tool`] by hand.
 #[cfg(test)]
-pub(crate) fn each_tool(server: &crate::inventory::Server, mut f: impl FnMut(&ToolView<'_>)) {
-    for (name, tool) in &server.tools {
-        let raw = tool.raw();
-        f(&ToolView {
-            server: &server.name,
-            tool: name,
-            raw: &raw,
-        });
-    }
-}
+pub(crate) mod testing;
 
 #[cfg(test)]
 mod tests {
+    use super::testing::each_tool;
     use super::*;
 
     /// Every inventory of the corpus (attacks and real tools) and the
@@ -964,7 +949,7 @@ mod tests {
         ];
         inventory
             .servers
-            .append(&mut super::squat::tests::inventory(names).servers);
+            .append(&mut super::testing::inventory(names).servers);
         let lock = Lock::default();
         let cx = Context {
             inventory: &inventory,

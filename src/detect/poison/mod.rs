@@ -367,7 +367,9 @@ mod tests {
         let mut out = Vec::new();
         for server in inv.servers.values() {
             Poison::default().server(&cx, &ServerView::of(server), &mut out);
-            super::super::each_tool(server, |view| Poison::default().tool(&cx, view, &mut out));
+            crate::detect::testing::each_tool(server, |view| {
+                Poison::default().tool(&cx, view, &mut out)
+            });
         }
         out
     }
