@@ -12,7 +12,6 @@ use super::{write_atomically, Env, Status};
 use crate::capture::{self, Captured, Options};
 use crate::cli::{CaptureArgs, CaptureOpts};
 use crate::config::{self, ClientServer};
-use crate::lock::store;
 use crate::text::{escape_display, shown_path};
 
 /// A capture file not written: the path it would have, and its bytes.
@@ -404,7 +403,7 @@ fn capture_confirmed(
 /// who can commit can write a launch into it; the sign-off rules are what
 /// the hooks enforce, so they are what capture asks for.
 fn unapproved_launches<'s>(env: &Env, servers: &'s [ClientServer]) -> Result<Vec<Unapproved<'s>>> {
-    let lock = store::read(&env.lock_path()?)?.unwrap_or_default();
+    let lock = crate::files::lock::read(&env.lock_path()?)?.unwrap_or_default();
     let mut judge = env.launch_judge(None)?;
     let mut out = Vec::new();
     for s in servers {

@@ -10,7 +10,7 @@ use anyhow::{anyhow, Result};
 use super::{parse_size, Env};
 use crate::cli::SelectArgs;
 use crate::inventory::{self, Inventory, ReadOptions};
-use crate::lock::{self, Lock};
+use crate::lock::Lock;
 
 impl Env {
     /// Reads the inventory with every descriptor whole.
@@ -98,9 +98,11 @@ impl Env {
             None => read_inventory(&paths, &opts),
         };
         let reading_lock = || match (&lock_file, &select.at) {
-            (Some(path), _) => {
-                lock::store::read_digests_only(path, index_dir.as_deref(), !descriptors)
-            }
+            (Some(path), _) => crate::files::lock::read_input(path)?
+                .map(|input| {
+                    crate::cache::lock::read(path, input, index_dir.as_deref(), !descriptors)
+                })
+                .transpose(),
             (None, Some(rev)) => self.lock_at(rev, descriptors).map(Some),
             (None, None) => Ok(None),
         };

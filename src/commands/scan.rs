@@ -107,7 +107,7 @@ pub fn findings(
         || lock.materialize(&drifted),
     );
     materialized
-        .map_err(|e| crate::lock::store::lock_error(&env.lock_path().unwrap_or_default(), e))?;
+        .map_err(|e| crate::files::lock::lock_error(&env.lock_path().unwrap_or_default(), e))?;
     drop(drifted);
     // What the detectors found in this inventory before, if it was.
     let memo_at = env.index_dir()?.zip(inventory.index_key);

@@ -121,8 +121,10 @@ fn lock_alone(env: &Env, args: &SelectArgs, err: &mut dyn Write) -> Result<crate
         return Ok(env.lock_at(rev, false)?.0);
     }
     let path = env.lock_path()?;
-    match crate::lock::store::read_digests_only(&path, env.index_dir()?.as_deref(), true)? {
-        Some((lock, _)) => Ok(lock),
+    match crate::files::lock::read_input(&path)? {
+        Some(input) => {
+            Ok(crate::cache::lock::read(&path, input, env.index_dir()?.as_deref(), true)?.0)
+        }
         None => {
             let _ = writeln!(
                 err,

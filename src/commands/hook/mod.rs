@@ -400,7 +400,7 @@ impl Check<'_> {
         // differ, whose fields are named.
         let drifted = compare::drifted(&compare::pairs(&inventory, &lock));
         lock.materialize(&drifted).map_err(|e| {
-            crate::lock::store::lock_error(Path::new(&format!("{}:{lock_name}", short(tip))), e)
+            crate::files::lock::lock_error(Path::new(&format!("{}:{lock_name}", short(tip))), e)
         })?;
         inventory.materialize(&drifted);
 

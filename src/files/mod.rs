@@ -16,6 +16,11 @@
 //! of a new file, never writing into what a path points to; and the
 //! folders below the top of the work tree on the way to the lock and the
 //! inventory are no links either ([`links_below`]).
+//!
+//! [`lock`] reads and writes `kams.lock` under these rules, and under a
+//! claim that a second writer respects.
+
+pub mod lock;
 
 use std::fs::{File, Metadata};
 use std::io::{self, Read, Write};
