@@ -251,7 +251,7 @@ fn remove_old_capture(folder: &Path, server: &str, env: &Env) -> Result<()> {
     let Ok(bytes) = crate::files::read_capped(&old, opts.max_size) else {
         return Ok(());
     };
-    let same = crate::cache::inventory::read_files(vec![(old.clone(), bytes)], &opts)
+    let same = crate::inventory::read_in_memory(vec![(old.clone(), bytes)], &opts)
         .is_ok_and(|inv| inv.servers.len() == 1 && inv.servers.contains_key(server));
     if same {
         std::fs::remove_file(&old)

@@ -69,7 +69,7 @@ pub fn findings(
     err: &mut dyn Write,
 ) -> Result<Scan> {
     let keys = &select.keys;
-    let (mut inventory, mut lock, lock_key) = {
+    let (mut inventory, mut lock, index_keys) = {
         let mut step = env.step("reading the inventory and the lock", err);
         env.inventory_and_lock(select, captured, true, step.err())?
     };
@@ -110,8 +110,8 @@ pub fn findings(
         .map_err(|e| crate::files::lock::lock_error(&env.lock_path().unwrap_or_default(), e))?;
     drop(drifted);
     // What the detectors found in this inventory before, if it was.
-    let memo_at = env.index_dir()?.zip(inventory.index_key);
-    let lock_key = lock_key.map(|k| k.name());
+    let memo_at = env.index_dir()?.zip(index_keys.inventory);
+    let lock_key = index_keys.lock.map(|k| k.name());
     // Else an earlier inventory's, for the tools that did not change.
     let memo = || {
         memo_at.as_ref().and_then(|(dir, key)| {

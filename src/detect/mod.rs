@@ -616,7 +616,7 @@ mod tests {
                 }
                 let bytes = std::fs::read(&path).expect("reads");
                 if let Ok(inv) =
-                    crate::cache::inventory::read_files(vec![(path.clone(), bytes)], &opts)
+                    crate::inventory::read_in_memory(vec![(path.clone(), bytes)], &opts)
                 {
                     out.push((path, inv));
                 }
@@ -852,11 +852,12 @@ mod tests {
         let opts = crate::inventory::ReadOptions {
             max_size: 1 << 30,
             digests_only: true,
-            index_dir: Some(dir.path().to_path_buf()),
             ..Default::default()
         };
         let bytes = std::fs::read(&path).expect("the corpus");
-        crate::cache::inventory::read_files(vec![(path, bytes)], &opts).expect("reads")
+        crate::cache::inventory::read_files(vec![(path, bytes)], &opts, Some(dir.path()))
+            .expect("reads")
+            .0
     }
 
     /// An earlier inventory's memo serves a tool whose text it names, and
