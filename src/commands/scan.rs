@@ -115,8 +115,9 @@ pub fn findings(
     // Else an earlier inventory's, for the tools that did not change.
     let memo = || {
         memo_at.as_ref().and_then(|(dir, key)| {
-            crate::cache::findings::load(dir, key, &inventory, lock_key.as_deref())
-                .or_else(|| crate::cache::findings::load_earlier(dir, key, &inventory))
+            let lock = lock_key.as_deref();
+            crate::cache::findings::load(dir, key, &inventory, lock)
+                .or_else(|| crate::cache::findings::load_earlier(dir, key, &inventory, lock))
         })
     };
     let compared = || {
@@ -133,15 +134,19 @@ pub fn findings(
             lock: &lock,
             configs: &configs,
         };
-        let learn = match memo_at {
-            Some(_) => detect::Learn::Remember,
-            None => detect::Learn::Forget,
+        // What was found against the lock is kept under the lock's key.
+        let learn = match (&memo_at, &lock_key) {
+            (None, _) => detect::Learn::Forget,
+            (Some(_), None) => detect::Learn::Inventory,
+            (Some(_), Some(_)) => detect::Learn::InventoryAndLock,
         };
         let workers = crate::threads::Threads::of_machine();
-        let (found, learned) = detect::run_with(&cx, memo, lock_key.as_deref(), learn, &workers);
+        let (found, learned) = detect::run_with(&cx, memo, learn, &workers);
         if let (Some((dir, key)), Some(learned)) = (memo_at, learned) {
             // Saves time only: an unwritable repository is no reason to fail.
-            let _ = crate::cache::findings::store(&dir, &key, &inventory, &learned.view(&found));
+            let view = learned.view(&found);
+            let lock = lock_key.as_deref();
+            let _ = crate::cache::findings::store(&dir, &key, &inventory, lock, &view);
         }
         all.extend(found);
     }
