@@ -9,6 +9,16 @@
 //! pinned entry whose text did not change reports what its approver already
 //! saw at info; a pinned entry whose text changed and now trips a signal is
 //! critical.
+//!
+//! The driver reads each tool's text from the bytes the inventory was read
+//! from, and says it is done with a server's once its tools are read
+//! ([`crate::inventory::Server::release`]): a call of
+//! [`crate::bytes::Bytes::release`], whose cost the edge's holder decides
+//! (a mapped file drops its pages, bytes in memory do nothing), not an act
+//! of the core's own. It stays here, per server, because the edge sees the
+//! run only whole: released after it instead, a cold 2000x50 scan kept
+//! every tool's pages to its end and peaked at 189 MiB, not 142 MiB
+//! (docs/performance.md, "The redesign", "At the edge").
 
 mod ambiguous;
 mod hidden;
@@ -432,7 +442,8 @@ fn per_server<'m>(
         }
         if read {
             // Its tools' text is not needed again (a system call: not
-            // made for a server whose tools were all remembered).
+            // made for a server whose tools were all remembered; here, not
+            // at the edge: see the module comment).
             server.release();
         }
     }
