@@ -6,12 +6,12 @@
 //!
 //! - per tool and per server's own fields, keyed by the inventory: the
 //!   findings of the detectors that depend on it alone
-//!   ([`super::Depends::Inventory`]: poison, hidden, the launch review),
-//!   before the lock moves their severity (that happens on every run), and
-//!   whether those whose silence depends on it alone
-//!   ([`super::Depends::InventoryToReport`]: shadow, whose severity the
-//!   lock moves) said nothing. A subject they spoke about is read and run
-//!   through them again.
+//!   ([`crate::detect::Depends::Inventory`]: poison, hidden, the launch
+//!   review), before the lock moves their severity (that happens on every
+//!   run), and whether those whose silence depends on it alone
+//!   ([`crate::detect::Depends::InventoryToReport`]: shadow, whose
+//!   severity the lock moves) said nothing. A subject they spoke about is
+//!   read and run through them again.
 //! - keyed by the inventory and the lock ([`Memo::settled`]): every
 //!   finding of every detector that depends on nothing else, after the
 //!   lock set its severity. A scan of the same inventory against the same

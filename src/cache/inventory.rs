@@ -216,7 +216,7 @@ fn take_place<'a>(
 
 /// What an earlier reading of another inventory found of each tool's
 /// text: its name and digests, by the text's name
-/// ([`store::name_text`]), for the tools
+/// ([`crate::inventory::text_name`]), for the tools
 /// it read without an ambiguity. A tool's name and digests are a function
 /// of its text alone, so a tool captured again unchanged is taken from
 /// here instead of being digested again; the entries stay in the index's
