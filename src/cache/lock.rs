@@ -22,6 +22,7 @@ use crate::cache::codec::{Decoder, Encoder};
 use crate::cache::store;
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
+use crate::input::Input;
 use crate::json::Object;
 
 use crate::lock::format::{share_approval, Approval, Entry, Lock, LockServer, State};
@@ -70,6 +71,41 @@ pub enum EntryFields {
     /// drifted entries only; the other entries' field digests weighed on
     /// its peak: docs/performance.md, "Ninth pass", 94a5585).
     Materialised,
+}
+
+/// The lock whose text `input` holds (the file at `path`, past any byte
+/// order mark: [`crate::files::lock::read_input`]), digests only (see
+/// [`Lock::parse_digests_only`]), and the key of its index when one is
+/// kept under `index_dir` (a common git directory).
+///
+/// A lock whose text was read before is taken from its index (holding what
+/// `fields` says of its entries' fields: see [`load`]); else
+/// it is read with the core's [`Lock::parse_digests_releasing`], and
+/// indexed. Either way the pages of the part already read are given back
+/// as the reader goes: a lock larger than the memory a scan should take
+/// is never held whole.
+pub fn read(
+    path: &Path,
+    input: Input,
+    index_dir: Option<&Path>,
+    fields: EntryFields,
+) -> anyhow::Result<(Lock, Option<Key>)> {
+    let input = Arc::new(input);
+    let key = index_dir.map(|dir| Key::Text(crate::cache::stamp::digest_of(dir, path, &input)));
+    if let (Some(dir), Some(key)) = (index_dir, &key) {
+        if let Some(lock) = load(dir, key, Some(input.clone()), fields) {
+            return Ok((lock, Some(*key)));
+        }
+    }
+    let release = |n: usize| input.release(0..n);
+    let lock = Lock::parse_digests_releasing(input.clone(), &release)
+        .map_err(|e| crate::files::lock::lock_error(path, e))?;
+    if let (Some(dir), Some(key)) = (index_dir, &key) {
+        // The index only saves time: an unwritable repository is no
+        // reason to fail.
+        let _ = store(dir, key, &lock);
+    }
+    Ok((lock, key))
 }
 
 /// The lock `key` names, from its index under `common_dir`, with each

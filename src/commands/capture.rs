@@ -12,7 +12,6 @@ use super::{write_atomically, Env, Status, Tools};
 use crate::capture::{self, Captured, Options};
 use crate::cli::{CaptureArgs, CaptureOpts};
 use crate::config::{self, ClientServer};
-use crate::lock::store;
 use crate::text::{escape_display, shown_path};
 
 /// A capture file not written: the path it would have, and its bytes.
@@ -252,7 +251,7 @@ fn remove_old_capture(folder: &Path, server: &str, env: &Env) -> Result<()> {
     let Ok(bytes) = crate::files::read_capped(&old, opts.max_size) else {
         return Ok(());
     };
-    let same = crate::cache::inventory::read_files(vec![(old.clone(), bytes)], &opts)
+    let same = crate::inventory::read_in_memory(vec![(old.clone(), bytes)], &opts)
         .is_ok_and(|inv| inv.servers.len() == 1 && inv.servers.contains_key(server));
     if same {
         std::fs::remove_file(&old)
@@ -404,7 +403,7 @@ fn capture_confirmed(
 /// who can commit can write a launch into it; the sign-off rules are what
 /// the hooks enforce, so they are what capture asks for.
 fn unapproved_launches<'s>(env: &Env, servers: &'s [ClientServer]) -> Result<Vec<Unapproved<'s>>> {
-    let lock = store::read(&env.lock_path()?)?.unwrap_or_default();
+    let lock = crate::files::lock::read(&env.lock_path()?)?.unwrap_or_default();
     let mut judge = env.launch_judge(None)?;
     let mut out = Vec::new();
     for s in servers {

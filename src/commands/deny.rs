@@ -14,8 +14,8 @@ use super::pin::{self, approver, commit_message, write_approval, Reviewed};
 use super::{emit, now, Env, Selection, Status};
 use crate::cli::DenyArgs;
 use crate::compare::pairs;
+use crate::files::lock::Guard;
 use crate::inventory::Inventory;
-use crate::lock::store::Guard;
 use crate::lock::{Approval, Entry, Lock, State};
 use crate::text::escape_display;
 

@@ -13,8 +13,8 @@ use super::pin::{approver, check_approver, commit_message, write_approval, Writt
 use super::{emit, now, Env, PlainFormat, Status, Tools};
 use crate::cli::{ImportArgs, ImportSource};
 use crate::descriptor::Descriptor;
+use crate::files::lock::Guard;
 use crate::import::{self, Check, Source};
-use crate::lock::store::Guard;
 use crate::lock::{Approval, Entry, State};
 use crate::report::document::{self, Displayed, EmptyRows, Layout};
 use crate::report::JSON_VERSION;

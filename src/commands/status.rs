@@ -122,12 +122,14 @@ fn lock_alone(env: &Env, args: &SelectArgs, err: &mut dyn Write) -> Result<crate
         return Ok(env.lock_at(rev, EntryFields::Digests)?.0);
     }
     let path = env.lock_path()?;
-    match crate::lock::store::read_digests_only(
-        &path,
-        env.index_dir()?.as_deref(),
-        EntryFields::Digests,
-    )? {
-        Some((lock, _)) => Ok(lock),
+    match crate::files::lock::read_input(&path)? {
+        Some(input) => Ok(crate::cache::lock::read(
+            &path,
+            input,
+            env.index_dir()?.as_deref(),
+            EntryFields::Digests,
+        )?
+        .0),
         None => {
             let _ = writeln!(
                 err,

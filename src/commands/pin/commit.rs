@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 
 use crate::commands::{Env, Tools};
+use crate::files::lock::Guard;
 use crate::inventory::Inventory;
-use crate::lock::store::Guard;
 use crate::lock::Lock;
 
 /// Whether an approval is committed, or only written to the lock.
@@ -157,7 +157,7 @@ pub(crate) fn inventory_not_committed(env: &Env, reviewed: &Reviewed) -> Result<
     for rel in reviewed_in_tree(env, reviewed.files()) {
         let on_disk = env.repo.workdir.as_ref().map(|t| t.join(&rel));
         let now = on_disk.and_then(|p| {
-            crate::files::read_existing(&p, crate::lock::store::MAX_LOCK_SIZE)
+            crate::files::read_existing(&p, crate::lock::MAX_LOCK_SIZE)
                 .ok()
                 .flatten()
         });
@@ -198,7 +198,7 @@ fn removed_inventory(env: &Env, repo: &gix::Repository) -> Result<Vec<PathBuf>> 
 /// lock and committing it does not go unnoticed.
 pub(super) fn uncommitted_lock(env: &Env, path: &std::path::Path) -> Option<std::path::PathBuf> {
     let (_, rel) = commit_target(env, path)?;
-    let on_disk = crate::files::read_existing(path, crate::lock::store::MAX_LOCK_SIZE)
+    let on_disk = crate::files::read_existing(path, crate::lock::MAX_LOCK_SIZE)
         .ok()
         .flatten()?;
     let head = env.repo.commit_of("HEAD").ok();

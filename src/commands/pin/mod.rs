@@ -41,8 +41,8 @@ use self::summary::{write_lines, Tally};
 use super::{emit, Env, Selection, Status};
 use crate::cli::PinArgs;
 use crate::compare::pairs;
+use crate::files::lock::Guard;
 use crate::git::message::Acceptance;
-use crate::lock::store::Guard;
 use crate::text::{escape_display, has_concealing};
 
 /// The approver: `--approver`, else git config `user.name` and `user.email`.
