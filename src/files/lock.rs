@@ -328,6 +328,16 @@ mod tests {
         assert!(Guard::acquire(&path).is_ok());
     }
 
+    /// Sets the modification time of `path` to `when`.
+    fn make_old(path: &Path, when: std::time::SystemTime) {
+        File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+
     #[test]
     fn a_lock_file_nobody_holds_is_stale_once_old() {
         let dir = tempfile::tempdir().unwrap();
@@ -339,12 +349,7 @@ mod tests {
         let err = Guard::acquire(&path).err().unwrap().to_string();
         assert!(err.contains("lock held"), "{err}");
         let old = std::time::SystemTime::now() - STALE_AFTER * 2;
-        File::options()
-            .write(true)
-            .open(&stale)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        make_old(&stale, old);
         let g = Guard::acquire(&path).unwrap();
         let note = g.recovered().unwrap();
         assert!(
@@ -352,12 +357,7 @@ mod tests {
             "{note}"
         );
         // A held one, however old, is never taken.
-        File::options()
-            .write(true)
-            .open(&stale)
-            .unwrap()
-            .set_modified(old)
-            .unwrap();
+        make_old(&stale, old);
         let err = Guard::acquire(&path).err().unwrap().to_string();
         assert!(err.contains("lock held"), "{err}");
         g.commit(&Lock::default()).unwrap();
