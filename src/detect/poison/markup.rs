@@ -99,7 +99,7 @@ pub(super) fn padding(c: &str, r: &mut Reading) {
         }
         if in_run && (max_h >= 30 || lines >= 8) {
             r.hit(
-                Signal::Padding,
+                Signal::WhitespacePadding,
                 format!(
                     "{max_h} spaces in a row and {lines} line break(s), then: {}",
                     shown(&c[i..])

@@ -115,7 +115,7 @@ impl SchemaWalk<'_> {
                         if s.split_whitespace().count() >= 3 {
                             self.signals.add(
                                 at,
-                                Signal::UnknownKeyword,
+                                Signal::UnknownKeywordProse,
                                 format!("`{k}` is no JSON Schema keyword and holds prose"),
                             );
                         }

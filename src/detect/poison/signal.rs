@@ -1,91 +1,13 @@
 //! The signals: what each is called and weighs, how the distinct signals
 //! of one string add up to a severity, and how they become one finding per
 //! JSON pointer, with its evidence. A test checks [`SIGNALS`] against the
-//! table in the parent module's documentation.
+//! table of docs/detection.md.
 
 use std::collections::BTreeMap;
 
+pub(super) use super::tables::Signal;
+use super::tables::SIGNALS;
 use crate::finding::{Class, Finding, Severity};
-
-/// A named signal; see the table in the module documentation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Signal {
-    InstructionBlock,
-    Override,
-    SecretParameter,
-    Concealment,
-    OtherToolOrder,
-    ReadSecret,
-    ExfilDestination,
-    EncodedText,
-    InstructionName,
-    NamedAsCarrier,
-    ReadOnlyClaim,
-    AddressedToModel,
-    RoleLabel,
-    InstructionHeader,
-    Precondition,
-    PriorityClaim,
-    ConsentBypass,
-    CallOtherTool,
-    CollectSecret,
-    FixedDestination,
-    Padding,
-    SchemaType,
-    UnknownKeyword,
-    NonDestructiveClaim,
-    ClosedWorldClaim,
-    AttentionLabel,
-    ModelImperative,
-    Emphasis,
-    Coercion,
-    SensitivePath,
-    Smuggle,
-    CovertParameter,
-    UndeclaredRequired,
-    ValueSlot,
-    EncodedBlob,
-}
-
-/// Every signal with its name and weight, in the order of [`Signal`]
-/// (a test checks the order and the module documentation's table).
-const SIGNALS: [(Signal, &str, u32); 35] = [
-    (Signal::InstructionBlock, "instruction-block", 4),
-    (Signal::Override, "override", 4),
-    (Signal::SecretParameter, "secret-parameter", 4),
-    (Signal::Concealment, "concealment", 3),
-    (Signal::OtherToolOrder, "other-tool-order", 3),
-    (Signal::ReadSecret, "read-secret", 3),
-    (Signal::ExfilDestination, "exfil-destination", 3),
-    (Signal::EncodedText, "encoded-text", 3),
-    (Signal::InstructionName, "instruction-name", 3),
-    (Signal::NamedAsCarrier, "named-as-carrier", 3),
-    (Signal::ReadOnlyClaim, "read-only-claim", 3),
-    (Signal::AddressedToModel, "addressed-to-model", 2),
-    (Signal::RoleLabel, "role-label", 2),
-    (Signal::InstructionHeader, "instruction-header", 2),
-    (Signal::Precondition, "precondition", 1),
-    (Signal::PriorityClaim, "priority-claim", 2),
-    (Signal::ConsentBypass, "consent-bypass", 2),
-    (Signal::CallOtherTool, "call-other-tool", 2),
-    (Signal::CollectSecret, "collect-secret", 2),
-    (Signal::FixedDestination, "fixed-destination", 2),
-    (Signal::Padding, "whitespace-padding", 2),
-    (Signal::SchemaType, "schema-type", 2),
-    (Signal::UnknownKeyword, "unknown-keyword-prose", 2),
-    (Signal::NonDestructiveClaim, "non-destructive-claim", 2),
-    (Signal::ClosedWorldClaim, "closed-world-claim", 2),
-    (Signal::AttentionLabel, "attention-label", 1),
-    (Signal::ModelImperative, "model-imperative", 1),
-    (Signal::Emphasis, "emphasis", 1),
-    (Signal::Coercion, "coercion", 1),
-    (Signal::SensitivePath, "sensitive-path", 1),
-    (Signal::Smuggle, "smuggle-into-argument", 1),
-    (Signal::CovertParameter, "covert-parameter", 1),
-    (Signal::UndeclaredRequired, "undeclared-required", 1),
-    (Signal::ValueSlot, "value-slot-prose", 1),
-    (Signal::EncodedBlob, "encoded-blob", 1),
-];
 
 impl Signal {
     pub(super) fn name(self) -> &'static str {
@@ -230,11 +152,11 @@ mod tests {
 
     #[test]
     fn the_documented_table_lists_every_signal_with_its_weight() {
-        let doc = include_str!("mod.rs");
-        for (i, (s, name, weight)) in SIGNALS.iter().enumerate() {
+        let doc = include_str!("../../../docs/detection.md");
+        for (i, (s, name, weight, what)) in SIGNALS.iter().enumerate() {
             assert_eq!(*s as usize, i, "SIGNALS is out of order at {name}");
-            let row = format!("//! | `{name}` | {weight} |");
-            assert!(doc.contains(&row), "module doc lacks the row {row}");
+            let row = format!("| `{name}` | {weight} | {what} |");
+            assert!(doc.contains(&row), "docs/detection.md lacks the row {row}");
         }
     }
 
