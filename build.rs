@@ -40,6 +40,17 @@ const LISTS: [&str; 14] = [
     "tag_words",
 ];
 
+/// What a signal can say a text asks for (`Ask` in
+/// `src/detect/poison/signal.rs`), by its name in the file.
+const ASKS: [(&str, &str); 6] = [
+    ("secret", "Secret"),
+    ("send", "Send"),
+    ("hide", "Hide"),
+    ("override", "Override"),
+    ("other-tool", "OtherTool"),
+    ("deceive", "Deceive"),
+];
+
 /// Fewest examples of each kind a signal needs.
 const MIN_EXAMPLES: usize = 3;
 
@@ -57,6 +68,8 @@ struct SignalRule {
     name: String,
     weight: u32,
     doc: String,
+    #[serde(default)]
+    asks: Option<String>,
     #[serde(default)]
     patterns: Vec<String>,
     #[serde(default)]
@@ -125,6 +138,11 @@ fn check(rules: &Rules) -> Vec<String> {
         }
         if !(1..=4).contains(&s.weight) {
             errors.push(format!("signal {n}: weight {} is not 1 to 4", s.weight));
+        }
+        if let Some(a) = &s.asks {
+            if !ASKS.iter().any(|(name, _)| name == a) {
+                errors.push(format!("signal {n}: asks = {a:?} is none of {ASKS:?}"));
+            }
         }
         if s.doc.trim().is_empty() {
             errors.push(format!("signal {n}: no doc"));
@@ -200,17 +218,27 @@ fn generate(rules: &Rules) -> String {
     let n = rules.signal.len();
     let _ = writeln!(
         o,
-        "/// Every signal with its name, weight and doc, in the order of [`Signal`].\n\
-         pub(super) const SIGNALS: [(Signal, &str, u32, &str); {n}] = ["
+        "/// Every signal with its name, weight, doc and what it says a text asks\n\
+         /// for, in the order of [`Signal`].\n\
+         pub(super) const SIGNALS: [(Signal, &str, u32, &str, Option<Ask>); {n}] = ["
     );
     for s in &rules.signal {
         let _ = writeln!(
             o,
-            "    (Signal::{}, {:?}, {}, {:?}),",
+            "    (Signal::{}, {:?}, {}, {:?}, {}),",
             variant(&s.name),
             s.name,
             s.weight,
-            s.doc
+            s.doc,
+            match &s.asks {
+                Some(a) => format!(
+                    "Some(Ask::{})",
+                    ASKS.iter()
+                        .find(|(name, _)| name == a)
+                        .map_or("", |(_, v)| v)
+                ),
+                None => "None".to_string(),
+            }
         );
     }
     o.push_str("];\n\n");

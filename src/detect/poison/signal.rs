@@ -9,6 +9,22 @@ pub(super) use super::tables::Signal;
 use super::tables::SIGNALS;
 use crate::finding::{Class, Finding, Severity};
 
+/// What a text asks the model for, as opposed to how loudly it asks:
+/// read a secret, send data out, hide from the user, override the user,
+/// act on another server's tools, or (an annotation) deceive
+/// the client about what a tool does. A string none of whose signals asks
+/// for one of these is at most medium however loud it is: servers address
+/// the model with workflow instructions, in capitals and tags of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ask {
+    Secret,
+    Send,
+    Hide,
+    Override,
+    OtherTool,
+    Deceive,
+}
+
 impl Signal {
     pub(super) fn name(self) -> &'static str {
         SIGNALS[self as usize].1
@@ -16,6 +32,11 @@ impl Signal {
 
     fn weight(self) -> u32 {
         SIGNALS[self as usize].2
+    }
+
+    /// What the signal says the text asks for, if anything.
+    pub(super) fn asks(self) -> Option<Ask> {
+        SIGNALS[self as usize].4
     }
 
     /// Signals that say a secret or data is being moved: a parameter such
@@ -94,9 +115,13 @@ impl SignalsByPointer {
                 by.remove(&Signal::SensitivePath);
             }
             let sum: u32 = by.keys().map(|s| s.weight()).sum();
-            let Some(severity) = severity(sum) else {
+            let Some(mut severity) = severity(sum) else {
                 continue;
             };
+            let asks = by.keys().any(|s| s.asks().is_some());
+            if severity == Severity::High && !asks {
+                severity = Severity::Medium;
+            }
             let mut order: Vec<(Signal, Vec<String>)> = by.into_iter().collect();
             order.sort_by(|a, b| {
                 b.0.weight()
@@ -121,8 +146,13 @@ impl SignalsByPointer {
                 tool: tool.map(str::to_string),
                 field: Some(pointer),
                 message: format!(
-                    "poisoning signals: {} (sum {sum}; high at 4, medium at 2)",
-                    names.join(", ")
+                    "poisoning signals: {} (sum {sum}; {}, medium at 2)",
+                    names.join(", "),
+                    if asks {
+                        "high at 4"
+                    } else {
+                        "high at 4 only with a signal that asks for harm, and none here"
+                    }
                 ),
                 evidence,
             });
@@ -153,11 +183,24 @@ mod tests {
     #[test]
     fn the_documented_table_lists_every_signal_with_its_weight() {
         let doc = include_str!("../../../docs/detection.md");
-        for (i, (s, name, weight, what)) in SIGNALS.iter().enumerate() {
+        for (i, (s, name, weight, what, asks)) in SIGNALS.iter().enumerate() {
             assert_eq!(*s as usize, i, "SIGNALS is out of order at {name}");
-            let row = format!("| `{name}` | {weight} | {what} |");
+            let asks = asks.map_or(String::new(), ask_name);
+            let row = format!("| `{name}` | {weight} | {asks} | {what} |");
             assert!(doc.contains(&row), "docs/detection.md lacks the row {row}");
         }
+    }
+
+    fn ask_name(a: Ask) -> String {
+        let s = format!("{a:?}");
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out
     }
 
     #[test]

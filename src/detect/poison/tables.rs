@@ -8,6 +8,8 @@
 
 use std::sync::OnceLock;
 
+use super::signal::Ask;
+
 /// A word list, space separated (one word per entry would make the
 /// tables below several screens long).
 #[derive(Clone, Copy)]
