@@ -9,7 +9,9 @@ use std::sync::OnceLock;
 use super::reading::Reading;
 use super::signal::{shown, Signal};
 use super::tables::{CLASSES, PATTERNS};
-use super::tokens::{Tok, CAPS, COLON, COMMA, EMAIL, PHONE, PROPREF, SECRET, SENSPATH, TOOLX, URL};
+use super::tokens::{
+    Tok, CAPS, COLON, COMMA, EMAIL, PHONE, PROPREF, SECRET, SENSPATH, TOOLOWN, TOOLX, URL,
+};
 
 fn flag(name: &str) -> u32 {
     match name {
@@ -329,7 +331,7 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
                     continue;
                 }
             }
-            if let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause) {
+            if let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause, name_end(t)) {
                 let to = toks[i..end.max(i + 1)]
                     .iter()
                     .map(|t| t.end)
@@ -345,24 +347,43 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
     }
 }
 
+/// Where the words of a token end: for the name of a tool or parameter,
+/// the end of the whole identifier (see [`super::identifiers`]).
+fn name_end(t: &Tok) -> usize {
+    if t.flags & (TOOLX | TOOLOWN | PROPREF) != 0 {
+        t.end
+    } else {
+        t.start + 1
+    }
+}
+
 /// Matches `steps` from token `from` on, within one clause; returns the
-/// index after the last token matched.
-fn match_steps(steps: &[Step], toks: &[Tok], from: usize, clause: u32) -> Option<usize> {
+/// index after the last token matched. A token that starts before `after`
+/// lies inside the name matched last: its words are the name's, not the
+/// sentence's, so `chroma_add_documentsArguments` gives no verb `add` and
+/// no noun `arguments` to a pattern that matched the name.
+fn match_steps(
+    steps: &[Step],
+    toks: &[Tok],
+    from: usize,
+    clause: u32,
+    after: usize,
+) -> Option<usize> {
     let Some((step, rest)) = steps.split_first() else {
         return Some(from);
     };
     let last = from + usize::from(step.gap);
     let mut j = from;
     while j <= last && j < toks.len() && toks[j].clause == clause {
-        if step.matches(&toks[j]) {
-            if let Some(e) = match_steps(rest, toks, j + 1, clause) {
+        if toks[j].start >= after && step.matches(&toks[j]) {
+            if let Some(e) = match_steps(rest, toks, j + 1, clause, name_end(&toks[j])) {
                 return Some(e);
             }
         }
         j += 1;
     }
     if step.optional {
-        return match_steps(rest, toks, from, clause);
+        return match_steps(rest, toks, from, clause, after);
     }
     None
 }
