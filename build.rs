@@ -79,6 +79,12 @@ struct SignalRule {
 }
 
 fn main() {
+    println!("cargo::rerun-if-changed=src");
+    println!("cargo::rerun-if-changed=rules");
+    println!(
+        "cargo::rustc-env=KAMS_SOURCE_DIGEST={:016x}",
+        source_digest(&[Path::new("src"), Path::new("rules")])
+    );
     let path = Path::new("rules/poison.toml");
     println!("cargo::rerun-if-changed={}", path.display());
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -90,6 +96,46 @@ fn main() {
     let out = Path::new(&std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
         .join("poison_rules.rs");
     std::fs::write(&out, generate(&rules)).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+}
+
+/// FNV-1a over the path and bytes of every file under `roots`, in
+/// order: which sources this build was made from. The caches in
+/// `.git/kams` name their writer by it (`src/cache/store.rs`), so that a
+/// build whose detectors differ (another worktree's, a bisect step's)
+/// does not serve findings another build wrote under the same version.
+fn source_digest(roots: &[&Path]) -> u64 {
+    fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    for root in roots {
+        files(root, &mut all);
+    }
+    all.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for p in all {
+        eat(p.to_string_lossy().as_bytes());
+        eat(&[0]);
+        eat(&std::fs::read(&p).unwrap_or_default());
+        eat(&[0]);
+    }
+    h
 }
 
 /// What is wrong with the rules, one line each.
