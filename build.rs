@@ -1,8 +1,9 @@
 //! Compiles `rules/poison.toml`, the poison detector's rules, into Rust
 //! tables (`$OUT_DIR/poison_rules.rs`, included by
 //! `src/detect/poison/tables.rs`): the `Signal` enum with each signal's
-//! name and weight, the word classes, the patterns, the phrases, the word
-//! lists, and every signal's examples for the table-driven test.
+//! name and weight, the word classes, the patterns and the `unless`
+//! patterns that refuse their matches, the phrases, the word lists, and
+//! every signal's examples for the table-driven test.
 //!
 //! The file is checked here, so that a rule that cannot work fails the
 //! build with its name instead of a test at run time: every signal has a
@@ -72,6 +73,8 @@ struct SignalRule {
     asks: Option<String>,
     #[serde(default)]
     patterns: Vec<String>,
+    #[serde(default)]
+    unless: Vec<String>,
     #[serde(default)]
     phrases: Vec<String>,
     fires: Vec<String>,
@@ -206,6 +209,14 @@ fn check(rules: &Rules) -> Vec<String> {
                 errors.push(format!("signal {n}: pattern {p:?}: {e}"));
             }
         }
+        if !s.unless.is_empty() && s.patterns.is_empty() {
+            errors.push(format!("signal {n}: `unless` with no pattern to refuse"));
+        }
+        for p in &s.unless {
+            for e in pattern_errors(p, &classes) {
+                errors.push(format!("signal {n}: unless {p:?}: {e}"));
+            }
+        }
     }
     errors
 }
@@ -213,12 +224,23 @@ fn check(rules: &Rules) -> Vec<String> {
 /// What a pattern names that does not exist.
 fn pattern_errors(pattern: &str, classes: &BTreeSet<&str>) -> Vec<String> {
     let mut errors = Vec::new();
-    for el in pattern.split_whitespace() {
+    let mut required = false;
+    for (i, el) in pattern.split_whitespace().enumerate() {
         if let Some(gap) = el.strip_prefix("..") {
             if gap.parse::<u8>().is_err() {
                 errors.push(format!("gap `{el}` is not a number"));
             }
             continue;
+        }
+        if el.starts_with("?!") || el.starts_with("!?") {
+            errors.push(format!("`{el}`: a refusal cannot be optional"));
+        }
+        if !el.starts_with(['!', '?']) {
+            required = true;
+        } else if el.starts_with('!') && i > 0 && !required {
+            errors.push(format!(
+                "`{el}`: a refusal needs a required element before it"
+            ));
         }
         for atom in el.trim_start_matches(['!', '?']).split(['|', '&']) {
             if let Some(flag) = atom.strip_prefix('#') {
@@ -303,6 +325,11 @@ fn generate(rules: &Rules) -> String {
             "PATTERNS",
             "The patterns of the rule language (see [`super::rules`]).",
             (|s: &SignalRule| &s.patterns) as fn(&SignalRule) -> &Vec<String>,
+        ),
+        (
+            "UNLESS",
+            "Patterns that refuse a match of their signal they overlap.",
+            |s: &SignalRule| &s.unless,
         ),
         (
             "PHRASES",

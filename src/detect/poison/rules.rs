@@ -1,6 +1,9 @@
 //! The rule language: the word classes and patterns of [`super::tables`]
 //! compiled once into a lexicon (word ids, sets of ids, steps), and the
-//! matcher that runs the patterns over the tokens of each clause.
+//! matcher that runs the patterns over the tokens of each clause. A
+//! signal's `unless` patterns are matched the same way and refuse the
+//! matches of their signal they overlap: the shape of a benign sentence
+//! written next to the shape it resembles, as semgrep's `pattern-not`.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -8,7 +11,7 @@ use std::sync::OnceLock;
 
 use super::reading::Reading;
 use super::signal::{shown, Signal};
-use super::tables::{CLASSES, PATTERNS};
+use super::tables::{CLASSES, PATTERNS, UNLESS};
 use super::tokens::{
     Tok, CAPS, COLON, COMMA, EMAIL, PHONE, PROPREF, SECRET, SENSPATH, TOOLOWN, TOOLX, URL,
 };
@@ -89,6 +92,9 @@ struct Alt {
 struct Step {
     alts: Vec<Alt>,
     pub(super) optional: bool,
+    /// A refusal (`!A|B` after the first element): no token among the next
+    /// `gap + 1` of the clause matches; it consumes none.
+    refuse: bool,
     gap: u8,
 }
 
@@ -102,6 +108,8 @@ impl Step {
 
 struct Pattern {
     pub(super) signal: Signal,
+    /// An `unless` pattern: refuses the matches of `signal` it overlaps.
+    unless: bool,
     not_after: Option<WordSet>,
     steps: Vec<Step>,
 }
@@ -170,7 +178,7 @@ fn build_lexicon() -> Lexicon {
             intern(w, &mut ids);
         }
     }
-    for (_, p) in PATTERNS {
+    for (_, p) in PATTERNS.iter().chain(UNLESS) {
         for w in literals(p) {
             intern(w, &mut ids);
         }
@@ -205,7 +213,11 @@ fn build_lexicon() -> Lexicon {
         }
     };
     let mut patterns = Vec::new();
-    for (signal, src) in PATTERNS {
+    let sources = PATTERNS
+        .iter()
+        .map(|p| (p, false))
+        .chain(UNLESS.iter().map(|p| (p, true)));
+    for ((signal, src), unless) in sources {
         let mut steps = Vec::new();
         let mut gap = 0u8;
         let mut not_after = None;
@@ -227,6 +239,10 @@ fn build_lexicon() -> Lexicon {
             let (optional, body) = match el.strip_prefix('?') {
                 Some(b) => (true, b),
                 None => (false, el),
+            };
+            let (refuse, body) = match body.strip_prefix('!') {
+                Some(b) => (true, b),
+                None => (false, body),
             };
             let mut plain = WordSet::new(n);
             let mut has_plain = false;
@@ -257,12 +273,14 @@ fn build_lexicon() -> Lexicon {
             steps.push(Step {
                 alts,
                 optional,
+                refuse,
                 gap,
             });
             gap = 0;
         }
         patterns.push(Pattern {
             signal: *signal,
+            unless,
             not_after,
             steps,
         });
@@ -309,6 +327,8 @@ fn build_lexicon() -> Lexicon {
 
 pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
     let mut next_free: Vec<usize> = Vec::new();
+    // Every match, as (pattern, first token, token after the last).
+    let mut found: Vec<(usize, usize, usize)> = Vec::new();
     for i in 0..toks.len() {
         let t = &toks[i];
         let by_word: &[u16] = if t.id == NO_WORD {
@@ -323,7 +343,7 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
                 continue;
             }
             let pat = &lex.patterns[p];
-            if r.full(pat.signal) || !pat.steps[0].matches(t) {
+            if (!pat.unless && r.full(pat.signal)) || !pat.steps[0].matches(t) {
                 continue;
             }
             if let Some(na) = &pat.not_after {
@@ -332,18 +352,31 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
                 }
             }
             if let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause, name_end(t)) {
-                let to = toks[i..end.max(i + 1)]
-                    .iter()
-                    .map(|t| t.end)
-                    .max()
-                    .unwrap_or(t.end);
-                r.hit(pat.signal, shown(&c[t.start..to]));
+                found.push((p, i, end.max(i + 1)));
                 if next_free.is_empty() {
                     next_free.resize(lex.patterns.len(), 0);
                 }
                 next_free[p] = end.max(i + 1);
             }
         }
+    }
+    let refused = |signal: Signal, from: usize, to: usize| {
+        found.iter().any(|&(q, a, z)| {
+            let u = &lex.patterns[q];
+            u.unless && u.signal == signal && a < to && from < z
+        })
+    };
+    for &(p, from, to) in &found {
+        let pat = &lex.patterns[p];
+        if pat.unless || refused(pat.signal, from, to) {
+            continue;
+        }
+        let end = toks[from..to]
+            .iter()
+            .map(|t| t.end)
+            .max()
+            .unwrap_or(toks[from].end);
+        r.hit(pat.signal, shown(&c[toks[from].start..end]));
     }
 }
 
@@ -373,6 +406,15 @@ fn match_steps(
         return Some(from);
     };
     let last = from + usize::from(step.gap);
+    if step.refuse {
+        let seen = (from..=last)
+            .take_while(|&j| j < toks.len() && toks[j].clause == clause)
+            .any(|j| toks[j].start >= after && step.matches(&toks[j]));
+        return match seen {
+            true => None,
+            false => match_steps(rest, toks, from, clause, after),
+        };
+    }
     let mut j = from;
     while j <= last && j < toks.len() && toks[j].clause == clause {
         if toks[j].start >= after && step.matches(&toks[j]) {
@@ -395,10 +437,11 @@ mod tests {
     #[test]
     fn every_pattern_compiles_and_starts_with_a_required_element() {
         let lex = lexicon();
-        assert_eq!(lex.patterns.len(), PATTERNS.len());
-        for (p, (_, src)) in lex.patterns.iter().zip(PATTERNS) {
+        assert_eq!(lex.patterns.len(), PATTERNS.len() + UNLESS.len());
+        for (p, (_, src)) in lex.patterns.iter().zip(PATTERNS.iter().chain(UNLESS)) {
             assert!(!p.steps.is_empty(), "{src}");
             assert!(!p.steps[0].optional, "{src}: first element is optional");
+            assert!(!p.steps[0].refuse, "{src}: first element is a refusal");
             for s in &p.steps {
                 for a in &s.alts {
                     assert!(
