@@ -405,11 +405,16 @@ fn match_steps(
     let Some((step, rest)) = steps.split_first() else {
         return Some(from);
     };
+    // The rest of a name is neither matched nor counted in a gap.
+    let mut from = from;
+    while from < toks.len() && toks[from].start < after {
+        from += 1;
+    }
     let last = from + usize::from(step.gap);
     if step.refuse {
         let seen = (from..=last)
             .take_while(|&j| j < toks.len() && toks[j].clause == clause)
-            .any(|j| toks[j].start >= after && step.matches(&toks[j]));
+            .any(|j| step.matches(&toks[j]));
         return match seen {
             true => None,
             false => match_steps(rest, toks, from, clause, after),
@@ -417,7 +422,7 @@ fn match_steps(
     }
     let mut j = from;
     while j <= last && j < toks.len() && toks[j].clause == clause {
-        if toks[j].start >= after && step.matches(&toks[j]) {
+        if step.matches(&toks[j]) {
             if let Some(e) = match_steps(rest, toks, j + 1, clause, name_end(&toks[j])) {
                 return Some(e);
             }
