@@ -63,6 +63,11 @@ pub(super) fn identifiers(
         if s2 >= e || specials.iter().any(|&(a, z, _)| s2 < z && a < e) {
             continue;
         }
+        if c[..s2].trim().is_empty() && c[e..].trim().is_empty() {
+            // A text that is one identifier (a property name read as a
+            // key) is read for its words: it names nothing else.
+            continue;
+        }
         let chunk = &c[s2..e];
         let plain = plain
             || (e - s2 < i - s && chunk.chars().all(char::is_alphanumeric) && !tool_shaped(chunk));

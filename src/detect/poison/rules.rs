@@ -98,11 +98,17 @@ struct Step {
     gap: u8,
 }
 
+/// Flags of a token that is a name: a word of the sentence it is not.
+const NAME: u32 = TOOLX | TOOLOWN | PROPREF;
+
 impl Step {
+    /// Whether `t` matches: its word (unless it is a name: `run_sql` is no
+    /// verb "run") and its flags.
     pub(super) fn matches(&self, t: &Tok) -> bool {
+        let word = |w: &WordSet| t.flags & NAME == 0 && w.has(t.id);
         self.alts
             .iter()
-            .any(|a| a.words.as_ref().is_none_or(|w| w.has(t.id)) && t.flags & a.flags == a.flags)
+            .any(|a| a.words.as_ref().is_none_or(word) && t.flags & a.flags == a.flags)
     }
 }
 
@@ -383,7 +389,7 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
 /// Where the words of a token end: for the name of a tool or parameter,
 /// the end of the whole identifier (see [`super::identifiers`]).
 fn name_end(t: &Tok) -> usize {
-    if t.flags & (TOOLX | TOOLOWN | PROPREF) != 0 {
+    if t.flags & NAME != 0 {
         t.end
     } else {
         t.start + 1
