@@ -1,5 +1,6 @@
 //! Identifiers in prose: which words name a tool (of this server, or of
-//! another) or one of this tool's parameters.
+//! another) or one of this tool's fields (a property of its input or
+//! output schema).
 
 use super::memo::Asker;
 use super::tables::NOT_NAMES;
@@ -91,9 +92,9 @@ pub(super) fn identifiers(
             }
             continue;
         }
-        // Which parameter does not matter here, only that it is one: so a
+        // Which field does not matter here, only that it is one: so a
         // reading is reused by tools that declare it at another position.
-        if !plain && ask.is_param(chunk) {
+        if !plain && ask.is_field(chunk) {
             toks[k].flags |= PROPREF;
             continue;
         }
@@ -107,6 +108,11 @@ pub(super) fn identifiers(
         let rest = c[e..].trim_start().as_bytes();
         let before_tool = rest.len() >= 4 && rest[..4].eq_ignore_ascii_case(b"tool");
         if !(quoted || before_tool) || NOT_NAMES.contains(&chunk.to_lowercase()) {
+            continue;
+        }
+        if quoted && ask.is_field(chunk) {
+            // "the `include` parameter": a name, not the verb.
+            toks[k].flags |= PROPREF;
             continue;
         }
         if ask.own(chunk) {

@@ -107,11 +107,13 @@ impl Detector for Poison {
         };
         let mut signals = SignalsByPointer::default();
         let mut params = Vec::new();
+        let mut outputs = Vec::new();
         let mut fixed_urls = Vec::new();
         if let Some(schema) = tool.get("inputSchema") {
             let mut walk = SchemaWalk {
                 signals: &mut signals,
                 params: Some(&mut params),
+                outputs: &mut outputs,
                 fixed_urls: &mut fixed_urls,
             };
             walk.schema(schema, &mut "/inputSchema".to_string(), None);
@@ -120,6 +122,7 @@ impl Detector for Poison {
             let mut walk = SchemaWalk {
                 signals: &mut signals,
                 params: None,
+                outputs: &mut outputs,
                 fixed_urls: &mut Vec::new(),
             };
             walk.schema(schema, &mut "/outputSchema".to_string(), None);
@@ -129,6 +132,7 @@ impl Detector for Poison {
             server: t.server,
             tool: Some(t.tool),
             params: &params,
+            outputs: &outputs,
         };
         let mut carriers = Vec::new();
         read_all(
@@ -160,6 +164,7 @@ impl Detector for Poison {
             server: s.server,
             tool: None,
             params: &[],
+            outputs: &[],
         };
         let mut signals = SignalsByPointer::default();
         let mut carriers = Vec::new();
@@ -756,6 +761,16 @@ mod tests {
              "inputSchema": {"type": "object"}},
             {"name": "list_tables", "description": "Lists tables.", "inputSchema": {"type": "object"}},
             {"name": "describe_table", "description": "Describes a table.", "inputSchema": {"type": "object"}}
+        ]);
+        let fs =
+            scan(&serde_json::json!({"servers": [{"name": "db", "tools": tools}]}).to_string());
+        assert!(fs.is_empty(), "{fs:#?}");
+        // Written in another case than the server names them.
+        let tools = serde_json::json!([
+            {"name": "query", "description": "Runs SQL. Call `describeTable` for columns; pass table names exactly as listTables returns them and include the schema field.",
+             "inputSchema": {"type": "object"}},
+            {"name": "list_tables", "description": "Lists tables.", "inputSchema": {"type": "object"}},
+            {"name": "describe-table", "description": "Describes a table.", "inputSchema": {"type": "object"}}
         ]);
         let fs =
             scan(&serde_json::json!({"servers": [{"name": "db", "tools": tools}]}).to_string());
