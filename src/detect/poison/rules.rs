@@ -335,8 +335,17 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
     let mut next_free: Vec<usize> = Vec::new();
     // Every match, as (pattern, first token, token after the last).
     let mut found: Vec<(usize, usize, usize)> = Vec::new();
+    // The end of the last name met: the words inside it start nothing
+    // (`jira_update_issue` gives no verb "update").
+    let mut in_name = 0;
     for i in 0..toks.len() {
         let t = &toks[i];
+        if t.start < in_name {
+            continue;
+        }
+        if t.flags & NAME != 0 {
+            in_name = t.end;
+        }
         let by_word: &[u16] = if t.id == NO_WORD {
             &[]
         } else {
