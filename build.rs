@@ -24,7 +24,7 @@ const FLAGS: [&str; 10] = [
 ];
 
 /// Word lists the code reads by name.
-const LISTS: [&str; 14] = [
+const LISTS: [&str; 15] = [
     "known_keys",
     "covert",
     "secret_words",
@@ -39,6 +39,7 @@ const LISTS: [&str; 14] = [
     "key_ext",
     "not_names",
     "tag_words",
+    "code_fences",
 ];
 
 /// What a signal can say a text asks for (`Ask` in

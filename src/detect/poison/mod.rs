@@ -55,6 +55,7 @@
 //! and writes the findings; [`names`] is what a string is read against.
 
 mod annotations;
+mod code;
 mod encoded;
 #[cfg(test)]
 mod examples;

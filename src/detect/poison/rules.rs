@@ -13,7 +13,7 @@ use super::reading::Reading;
 use super::signal::{shown, Signal};
 use super::tables::{CLASSES, PATTERNS, UNLESS};
 use super::tokens::{
-    Tok, CAPS, COLON, COMMA, EMAIL, PHONE, PROPREF, SECRET, SENSPATH, TOOLOWN, TOOLX, URL,
+    Tok, CAPS, CODE, COLON, COMMA, EMAIL, PHONE, PROPREF, SECRET, SENSPATH, TOOLOWN, TOOLX, URL,
 };
 
 fn flag(name: &str) -> u32 {
@@ -99,7 +99,7 @@ struct Step {
 }
 
 /// Flags of a token that is a name: a word of the sentence it is not.
-const NAME: u32 = TOOLX | TOOLOWN | PROPREF;
+const NAME: u32 = TOOLX | TOOLOWN | PROPREF | CODE;
 
 impl Step {
     /// Whether `t` matches: its word (unless it is a name: `run_sql` is no
@@ -135,6 +135,8 @@ pub(super) struct Lexicon {
     pub(super) secret_tail: WordSet,
     pub(super) carrier_prev: WordSet,
     pub(super) argnoun: WordSet,
+    /// Verbs that call (`CALL`): before a function call, a tool's name.
+    pub(super) call: WordSet,
 }
 
 impl Lexicon {
@@ -323,6 +325,7 @@ fn build_lexicon() -> Lexicon {
         secret_tail: classes["SECRET_TAIL"].clone(),
         carrier_prev: classes["CARRIER_PREV"].clone(),
         argnoun: classes["ARGNOUN"].clone(),
+        call: classes["CALL"].clone(),
         ids,
         patterns,
         by_word,
