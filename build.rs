@@ -24,7 +24,7 @@ const FLAGS: [&str; 10] = [
 ];
 
 /// Word lists the code reads by name.
-const LISTS: [&str; 15] = [
+const LISTS: [&str; 16] = [
     "known_keys",
     "covert",
     "secret_words",
@@ -40,6 +40,7 @@ const LISTS: [&str; 15] = [
     "not_names",
     "tag_words",
     "code_fences",
+    "key_stems",
 ];
 
 /// What a signal can say a text asks for (`Ask` in
