@@ -24,7 +24,7 @@ const FLAGS: [&str; 10] = [
 ];
 
 /// Word lists the code reads by name.
-const LISTS: [&str; 16] = [
+const LISTS: [&str; 19] = [
     "known_keys",
     "covert",
     "secret_words",
@@ -41,6 +41,9 @@ const LISTS: [&str; 16] = [
     "tag_words",
     "code_fences",
     "key_stems",
+    "local_writes",
+    "local_targets",
+    "remote_targets",
 ];
 
 /// What a signal can say a text asks for (`Ask` in

@@ -666,6 +666,9 @@ mod tests {
             {"name": "send_sms", "description": "Sends a text.", "inputSchema": {"type": "object"},
              "annotations": {"readOnlyHint": true, "openWorldHint": false}},
             {"name": "get_update_status", "description": "Gets the status of an update.", "inputSchema": {"type": "object"},
+             "annotations": {"readOnlyHint": true, "openWorldHint": false}},
+            {"name": "export_workbook", "description": "Exports the workbook.",
+             "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
              "annotations": {"readOnlyHint": true, "openWorldHint": false}}
         ]);
         let fs = scan(&serde_json::json!({"servers": [{"name": "a", "tools": tools}]}).to_string());
@@ -680,6 +683,10 @@ mod tests {
         assert!(signals(sms).contains(&"closed-world-claim"));
         assert_eq!(sms.severity, Severity::High);
         assert!(find("get_update_status").is_none());
+        // A local export: read-only is inaccurate, closed-world is true.
+        let export = find("export_workbook").expect("export");
+        assert_eq!(signals(export), ["read-only-claim"]);
+        assert_eq!(export.severity, Severity::Medium);
     }
 
     #[test]
