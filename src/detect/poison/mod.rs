@@ -262,6 +262,7 @@ fn read_all<'a>(
             }
         }
         let entry = signals.entry(&at);
+        entry.read(text);
         entry.hits.extend(reading.hits);
         if role == Role::Value && is_value_slot(path) {
             entry.hits.push(Hit {
@@ -687,6 +688,52 @@ mod tests {
         let export = find("export_workbook").expect("export");
         assert_eq!(signals(export), ["read-only-claim"]);
         assert_eq!(export.severity, Severity::Medium);
+    }
+
+    #[test]
+    fn the_same_text_in_nested_copies_of_a_schema_is_one_finding() {
+        let note = "Filter. Note to LLM: use only indexed fields.";
+        let other = "Query. Note to LLM: pass the text as given.";
+        let copy = serde_json::json!({"type": "object", "properties": {
+            "filter": {"type": "object", "description": note},
+            "query": {"type": "string", "description": other}}});
+        let tool = serde_json::json!({
+            "name": "search",
+            "description": "Searches.",
+            "inputSchema": {"type": "object", "properties": {"stage": {"anyOf": [copy, copy, copy]}}},
+            "outputSchema": {"type": "object", "properties": {"echo": {"type": "string", "description": note}}}
+        });
+        let fs =
+            scan(&serde_json::json!({"servers": [{"name": "m", "tools": [tool]}]}).to_string());
+        let noted: Vec<&Finding> = fs
+            .iter()
+            .filter(|f| {
+                f.field
+                    .as_deref()
+                    .is_some_and(|p| p.ends_with("filter/description"))
+            })
+            .collect();
+        assert_eq!(noted.len(), 1, "{fs:#?}");
+        assert_eq!(
+            noted[0].field.as_deref(),
+            Some("/inputSchema/properties/stage/anyOf/0/properties/filter/description")
+        );
+        assert_eq!(
+            noted[0].evidence.last().map(String::as_str),
+            Some(
+                "also at /inputSchema/properties/stage/anyOf/1/properties/filter/description, \
+                 /inputSchema/properties/stage/anyOf/2/properties/filter/description"
+            )
+        );
+        // Another text with the same signals is its own finding, and so is
+        // the same text under another top-level field.
+        assert!(at(
+            &fs,
+            "/inputSchema/properties/stage/anyOf/0/properties/query/description"
+        )
+        .is_some());
+        assert!(at(&fs, "/outputSchema/properties/echo/description").is_some());
+        assert_eq!(fs.len(), 3, "{fs:#?}");
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! The signals: what each is called and weighs, how the distinct signals
 //! of one string add up to a severity, and how they become one finding per
-//! JSON pointer, with its evidence. A test checks [`SIGNALS`] against the
-//! table of docs/detection.md.
+//! JSON pointer, with its evidence; the same text read the same way in
+//! several places of one field (the nested copies of a schema a server
+//! generates) is one finding, its other places listed. A test checks
+//! [`SIGNALS`] against the table of docs/detection.md.
 
 use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 pub(super) use super::tables::Signal;
 use super::tables::SIGNALS;
@@ -70,13 +73,29 @@ pub(super) struct Hit {
     pub(super) span: String,
 }
 
-/// What was found at one JSON pointer: the signals that fired, and notes
-/// on how the text was read.
+/// What was found at one JSON pointer: the signals that fired, notes on
+/// how the text was read, and which text it was.
 #[derive(Default)]
 pub(super) struct AtPointer {
     pub(super) hits: Vec<Hit>,
     pub(super) notes: Vec<String>,
+    /// A hash of the text (or texts: a key and its value) read here; none
+    /// where only the structure spoke.
+    text: Option<u64>,
 }
+
+impl AtPointer {
+    /// Records that `text` was read at this pointer.
+    pub(super) fn read(&mut self, text: &str) {
+        let mut h = DefaultHasher::new();
+        self.text.hash(&mut h);
+        text.hash(&mut h);
+        self.text = Some(h.finish());
+    }
+}
+
+/// Places listed in the evidence of a finding whose text recurs.
+const PLACES_SHOWN: usize = 8;
 
 /// The signals of one descriptor, by JSON pointer.
 #[derive(Default)]
@@ -97,8 +116,14 @@ impl SignalsByPointer {
         self.entries.get_mut(pointer).expect("inserted above")
     }
 
+    /// Writes one finding per pointer, and one for each text that recurs
+    /// under one top-level field with the same signals and spans: at its
+    /// first pointer, the others listed (`also at ...`).
     pub(super) fn emit(self, server: &str, tool: Option<&str>, out: &mut Vec<Finding>) {
+        // (top-level field, text, index in `out`, other places)
+        let mut seen: Vec<(String, u64, usize, Vec<String>)> = Vec::new();
         for (pointer, entry) in self.entries {
+            let text = entry.text;
             let mut by: BTreeMap<Signal, Vec<String>> = BTreeMap::new();
             for h in entry.hits {
                 // Overlapping patterns of one signal: keep the longer text.
@@ -139,6 +164,20 @@ impl SignalsByPointer {
                 }
             }
             evidence.extend(entry.notes);
+            let top = pointer.split('/').nth(1).unwrap_or("").to_string();
+            if let Some(text) = text {
+                let again = seen.iter_mut().find(|(t, x, i, _)| {
+                    *t == top
+                        && *x == text
+                        && out[*i].severity == severity
+                        && out[*i].evidence == evidence
+                });
+                if let Some((_, _, _, places)) = again {
+                    places.push(pointer);
+                    continue;
+                }
+                seen.push((top, text, out.len(), Vec::new()));
+            }
             out.push(Finding {
                 class: Class::Poison,
                 severity,
@@ -156,6 +195,24 @@ impl SignalsByPointer {
                 ),
                 evidence,
             });
+        }
+        for (_, _, i, places) in seen {
+            if places.is_empty() {
+                continue;
+            }
+            let mut line = format!(
+                "also at {}",
+                places
+                    .iter()
+                    .take(PLACES_SHOWN)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            if places.len() > PLACES_SHOWN {
+                line.push_str(&format!(" and {} more", places.len() - PLACES_SHOWN));
+            }
+            out[i].evidence.push(line);
         }
     }
 }
