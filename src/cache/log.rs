@@ -548,7 +548,7 @@ mod tests {
     fn another_lock_path_or_writer_is_refused() {
         let bytes = encode(&sample(), SHA1, Path::new("kams.lock"));
         assert_eq!(decode(&bytes, SHA1, Path::new("other.lock")), None);
-        const WRITER: &str = env!("CARGO_PKG_VERSION");
+        const WRITER: &str = store::WRITER;
         let writer = "9".repeat(WRITER.len());
         let other = forged(&bytes, WRITER, &writer);
         assert_eq!(decode(&other, SHA1, Path::new("kams.lock")), None);

@@ -194,10 +194,16 @@ pub fn forged(sealed: &[u8], at: usize, xor: u8) -> Vec<u8> {
     seal(body)
 }
 
+/// The build that writes and reads the cache files: the release and a
+/// digest of the sources it was built from (`build.rs`). Two builds of
+/// one release with different detectors share `.git/kams` (worktrees of
+/// one repository do), and must not read each other's findings.
+pub const WRITER: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("KAMS_SOURCE_DIGEST"));
+
 /// A kind of cache file named by the content it describes:
 /// `$GIT_COMMON_DIR/kams/<prefix><name>.idx`. Each starts with `magic`
-/// (the kind and its layout's version), the release of git-kams that wrote
-/// it (another may read or detect differently) and its name, and ends with
+/// (the kind and its layout's version), the build of git-kams that wrote
+/// it ([`WRITER`]: another may read or detect differently) and its name, and ends with
 /// its seal. Files larger than [`Named::MAX_SIZE`] are not read, and only
 /// the newest `keep` of a kind are kept.
 pub struct Named {
@@ -227,7 +233,7 @@ impl Named {
     pub fn begin(&self, name: &str, capacity: usize) -> Encoder {
         let mut out = Encoder(Vec::with_capacity(capacity));
         out.0.extend_from_slice(self.magic);
-        out.bytes(env!("CARGO_PKG_VERSION").as_bytes());
+        out.bytes(WRITER.as_bytes());
         out.bytes(name.as_bytes());
         out
     }
@@ -255,8 +261,7 @@ impl Named {
             release,
             behind: Default::default(),
         };
-        (r.bytes()? == env!("CARGO_PKG_VERSION").as_bytes() && r.bytes()? == name.as_bytes())
-            .then_some((r, giving))
+        (r.bytes()? == WRITER.as_bytes() && r.bytes()? == name.as_bytes()).then_some((r, giving))
     }
 
     /// The bytes of the file named `name`, if there is one to read.

@@ -1,6 +1,7 @@
-//! The attack corpus and the benign corpus: every attack file produces at
-//! least its `expectedFindings`, and no benign real tool gets a poisoning,
-//! hidden-character or squatting finding at high or critical.
+//! The attack corpus and the real servers: every attack file produces at
+//! least its `expectedFindings`, and no tool of a real server (the shared
+//! corpus's `real/` and `benign/`, and `corpus/benign-extra/`) gets a
+//! poisoning, hidden-character or squatting finding at high or critical.
 
 use std::path::{Path, PathBuf};
 
@@ -63,13 +64,7 @@ fn matches(f: &serde_json::Value, tool: &Option<String>, pointer: &str) -> bool 
 }
 
 fn attack_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus().join("attacks"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    files
+    json_files(&corpus().join("attacks"))
 }
 
 #[test]
@@ -147,20 +142,54 @@ fn lookalike_names_are_caught_next_to_the_real_server() {
     }
 }
 
-#[test]
-fn no_benign_real_tool_gets_a_high_poison_hidden_or_squat_finding() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus().join("real"))
-        .unwrap()
+/// The `.json` files of a folder, sorted.
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    assert!(files.len() >= 29);
+    files
+}
+
+/// `file` as it can be scanned, in `dir`: a capture of a package names its
+/// server after the package (`@circleci/mcp-server-circleci`), and scan
+/// refuses `/` in a server name, so the copy drops the `@` and writes `/`
+/// as `__`, as scripts/detection_eval.py and corpus/benign-extra do.
+fn scannable(file: &Path, dir: &Path) -> PathBuf {
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    let Some(name) = doc["server"].as_str() else {
+        return file.to_path_buf();
+    };
+    if !name.contains('/') && !name.starts_with('@') {
+        return file.to_path_buf();
+    }
+    doc["server"] = name.trim_start_matches('@').replace('/', "__").into();
+    let copy = dir.join(file.file_name().unwrap());
+    std::fs::write(&copy, serde_json::to_vec(&doc).unwrap()).unwrap();
+    copy
+}
+
+/// Every real server: the shared corpus's `real/` and `benign/` (captured
+/// from the registries) and this repository's `corpus/benign-extra/`, one
+/// file at a time, and the negative control of the attack corpus. None may
+/// get a high or critical poison, hidden or squat finding.
+#[test]
+fn no_benign_real_tool_gets_a_high_poison_hidden_or_squat_finding() {
+    let real = json_files(&corpus().join("real"));
+    assert!(real.len() >= 29);
+    let benign = json_files(&corpus().join("benign"));
+    assert!(benign.len() >= 30);
+    let extra = json_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/benign-extra"));
+    assert!(extra.len() >= 25);
+    let mut files: Vec<PathBuf> = real.into_iter().chain(benign).chain(extra).collect();
     files.push(corpus().join("attacks/cyberark-atpa-clean-descriptors.json"));
     let mut loud = Vec::new();
     for file in &files {
         let dir = tempfile::tempdir().unwrap();
-        for f in scan(dir.path(), "k.lock", std::slice::from_ref(file)) {
+        let inventory = scannable(file, dir.path());
+        for f in scan(dir.path(), "k.lock", std::slice::from_ref(&inventory)) {
             let severe = f["severity"] == "high" || f["severity"] == "critical";
             if severe && QUIET.contains(&f["class"].as_str().unwrap()) {
                 loud.push(format!(

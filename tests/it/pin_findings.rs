@@ -126,7 +126,7 @@ fn pin_refuses_a_planted_critical_poison_until_its_findings_are_accepted() {
         "{out}"
     );
     assert!(
-        out.contains("    read-secret +3: read ~/.aws/credentials"),
+        out.contains("    read-secret +4: read ~/.aws/credentials"),
         "{out}"
     );
     assert!(err.contains("--accept-findings=poison"), "{err}");

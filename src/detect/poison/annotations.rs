@@ -1,11 +1,35 @@
 //! Annotation claims: `readOnlyHint`, `destructiveHint` and
 //! `openWorldHint` that claim a safety the tool's own name, title or
-//! description denies.
+//! description denies, weighed against what its input schema lets it do:
+//! an `export` whose only target is a local path sends nothing out.
 
 use super::names::ident_words;
 use super::signal::{shown, Signal, SignalsByPointer};
-use super::tables::{Words, DESTROYER, READER, SENDER, WRITER};
+use super::tables::{
+    Words, DESTROYER, LOCAL_TARGETS, LOCAL_WRITES, READER, REMOTE_TARGETS, SENDER, WRITER,
+};
 use crate::json::{Object, Value};
+
+/// Whether the tool's input names a local file or folder to write to
+/// (`path`, `output_dir`, `filename`) and nothing remote to send to
+/// (`url`, `recipient`, `webhook`, `bucket`...).
+fn local_target(tool: &Object) -> bool {
+    let Some(props) = tool
+        .get("inputSchema")
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+    else {
+        return false;
+    };
+    let words: Vec<Vec<String>> = props.iter().map(|(k, _)| ident_words(k)).collect();
+    let any = |list: Words| words.iter().flatten().any(|w| list.contains(w));
+    any(LOCAL_TARGETS) && !any(REMOTE_TARGETS)
+}
+
+/// The verb of a claim found by [`claims`]: "the name says `export`".
+fn verb(why: &str) -> &str {
+    why.rsplit('`').nth(1).unwrap_or("")
+}
 
 /// The first verb of `list` found in the tool's name, title, annotation
 /// title or the first word of its description, with where it was found.
@@ -49,12 +73,20 @@ pub(super) fn annotations(tool: &Object, fixed_urls: &[String], signals: &mut Si
         Some(Value::Bool(b)) => Some(*b),
         _ => None,
     };
+    // An export, save or download to a local path only: it writes a file
+    // (so read-only is inaccurate, medium alone), it sends nothing out.
+    let local = |why: &str| LOCAL_WRITES.contains(verb(why)) && local_target(tool);
     if hint("readOnlyHint") == Some(true) {
         if let Some(why) = claims(tool, WRITER) {
+            let to = if local(&why) {
+                " (to a local path)"
+            } else {
+                ""
+            };
             signals.add(
                 "/annotations",
                 Signal::ReadOnlyClaim,
-                format!("readOnlyHint is true, but {why}"),
+                format!("readOnlyHint is true, but {why}{to}"),
             );
         }
     }
@@ -68,7 +100,7 @@ pub(super) fn annotations(tool: &Object, fixed_urls: &[String], signals: &mut Si
         }
     }
     if hint("openWorldHint") == Some(false) {
-        let why = claims(tool, SENDER).or_else(|| {
+        let why = claims(tool, SENDER).filter(|why| !local(why)).or_else(|| {
             fixed_urls
                 .first()
                 .map(|u| format!("the input schema fixes the external URL {}", shown(u)))

@@ -1,9 +1,12 @@
 //! Identifiers in prose: which words name a tool (of this server, or of
-//! another) or one of this tool's parameters.
+//! another) or one of this tool's fields (a property of its input or
+//! output schema).
 
+use super::code::code_spans;
 use super::memo::Asker;
+use super::rules::Lexicon;
 use super::tables::NOT_NAMES;
-use super::tokens::{Tok, PROPREF, QUOTED, TOOLOWN, TOOLX};
+use super::tokens::{Tok, CODE, PROPREF, QUOTED, TOOLOWN, TOOLX};
 
 /// What [`identifiers`] looks for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -20,11 +23,18 @@ pub(super) enum Look {
 /// tool's parameters; flags their first token. With [`Look::ForCarriers`], only looks
 /// for parameters (every word may name one, so this second pass runs only
 /// where data moves) and returns them as (token index, parameter index).
+///
+/// A tool-shaped name in code (see [`super::code`]), after `$` (a query
+/// operator) or before `(` (a function called, unless a verb that calls
+/// comes before it: "call `sync_profile(url=...)`") is taken for another
+/// tool only when the inventory has one of that name; otherwise it is
+/// flagged [`CODE`], a name that is no word of the sentence either.
 pub(super) fn identifiers(
     c: &str,
     specials: &[(usize, usize, u32)],
     toks: &mut [Tok],
     ask: &mut Asker<'_>,
+    lex: &Lexicon,
     look: Look,
 ) -> Vec<(usize, usize)> {
     let b = c.as_bytes();
@@ -32,6 +42,10 @@ pub(super) fn identifiers(
     if look == Look::ForToolsAndParams && c.is_ascii() && !may_name_tools(b) {
         return refs;
     }
+    let code = match look {
+        Look::ForToolsAndParams => code_spans(c),
+        Look::ForCarriers => Vec::new(),
+    };
     let ident = |ch: char| ch.is_alphanumeric() || matches!(ch, '_' | '-' | '.');
     let mut chars = c.char_indices().peekable();
     let mut first_tok = 0;
@@ -63,6 +77,11 @@ pub(super) fn identifiers(
         if s2 >= e || specials.iter().any(|&(a, z, _)| s2 < z && a < e) {
             continue;
         }
+        if c[..s2].trim().is_empty() && c[e..].trim().is_empty() {
+            // A text that is one identifier (a property name read as a
+            // key) is read for its words: it names nothing else.
+            continue;
+        }
         let chunk = &c[s2..e];
         let plain = plain
             || (e - s2 < i - s && chunk.chars().all(char::is_alphanumeric) && !tool_shaped(chunk));
@@ -86,14 +105,24 @@ pub(super) fn identifiers(
             }
             continue;
         }
-        // Which parameter does not matter here, only that it is one: so a
+        // Which field does not matter here, only that it is one: so a
         // reading is reused by tools that declare it at another position.
-        if !plain && ask.is_param(chunk) {
+        if !plain && ask.is_field(chunk) {
             toks[k].flags |= PROPREF;
             continue;
         }
         if !plain && tool_shaped(chunk) {
-            toks[k].flags |= if ask.own(chunk) { TOOLOWN } else { TOOLX };
+            let in_code = !after_call_verb(c, s2, lex)
+                && (code.iter().any(|&(a, z)| a <= s2 && s2 < z)
+                    || (s2 > 0 && b[s2 - 1] == b'$')
+                    || b.get(e) == Some(&b'('));
+            toks[k].flags |= if ask.own(chunk) {
+                TOOLOWN
+            } else if !in_code || ask.other(chunk) {
+                TOOLX
+            } else {
+                CODE
+            };
             continue;
         }
         // A plain or kebab-case word names a tool only where the text says
@@ -104,6 +133,11 @@ pub(super) fn identifiers(
         if !(quoted || before_tool) || NOT_NAMES.contains(&chunk.to_lowercase()) {
             continue;
         }
+        if quoted && ask.is_field(chunk) {
+            // "the `include` parameter": a name, not the verb.
+            toks[k].flags |= PROPREF;
+            continue;
+        }
         if ask.own(chunk) {
             toks[k].flags |= TOOLOWN;
         } else if ask.other(chunk) {
@@ -111,6 +145,21 @@ pub(super) fn identifiers(
         }
     }
     refs
+}
+
+/// Whether the word before byte `at` (past spaces, quotes and backticks)
+/// is a verb that calls: `call`, `invoke`, `run`...
+fn after_call_verb(c: &str, at: usize, lex: &Lexicon) -> bool {
+    let before = c[..at].trim_end_matches([' ', '`', '\'', '"', '\t']);
+    let word = before
+        .rsplit(|ch: char| !ch.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    !word.is_empty()
+        && lex
+            .ids
+            .get(word.to_ascii_lowercase().as_str())
+            .is_some_and(|&id| lex.call.has(id))
 }
 
 /// Whether an ASCII text may name a tool: a word joined by `_`, `-` or

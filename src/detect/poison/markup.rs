@@ -7,7 +7,9 @@ use super::reading::Reading;
 use super::signal::{shown, Signal};
 use super::tables::TAG_WORDS;
 
-/// `<IMPORTANT>`, `</system>`, `[INST]`, `<<SYS>>`, `<|im_start|>`.
+/// `<IMPORTANT>`, `</system>`, `[INST]`, `<<SYS>>`, `<|im_start|>`; not
+/// a type's parameter written right after its name
+/// (`ListResponseModel[OverrideShift]`, `Page<SystemEvent>`).
 pub(super) fn tags(c: &str, r: &mut Reading) {
     if !c.bytes().any(|x| x == b'<' || x == b'[') {
         return;
@@ -24,6 +26,13 @@ pub(super) fn tags(c: &str, r: &mut Reading) {
                     r.hit(Signal::InstructionBlock, shown(&c[i..i + end + 4]));
                 }
             }
+            continue;
+        }
+        if c[..i]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric)
+        {
             continue;
         }
         let close = if open == "<" { '>' } else { ']' };
@@ -99,7 +108,7 @@ pub(super) fn padding(c: &str, r: &mut Reading) {
         }
         if in_run && (max_h >= 30 || lines >= 8) {
             r.hit(
-                Signal::Padding,
+                Signal::WhitespacePadding,
                 format!(
                     "{max_h} spaces in a row and {lines} line break(s), then: {}",
                     shown(&c[i..])

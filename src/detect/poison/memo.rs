@@ -19,8 +19,8 @@ use super::reading::{read, Reading};
 
 /// A question [`read`] put to its environment, with the answer it got.
 enum Asked {
-    /// Whether a name is one of this tool's parameters.
-    IsParam(Box<str>, bool),
+    /// Whether a name is a property of this tool's input or output.
+    IsField(Box<str>, bool),
     /// Which of this tool's parameters a name is.
     Param(Box<str>, Option<usize>),
     /// Whether a name is a tool of this server.
@@ -33,7 +33,7 @@ impl Asked {
     /// Whether `env` answers this question as it was answered.
     pub(super) fn holds(&self, names: &KnownNames<'_>) -> bool {
         match self {
-            Asked::IsParam(name, was) => names.param(name).is_some() == *was,
+            Asked::IsField(name, was) => names.is_field(name) == *was,
             Asked::Param(name, was) => names.param(name) == *was,
             Asked::Own(name, was) => names.own(name) == *was,
             Asked::Other(name, was) => names.other(name) == *was,
@@ -42,7 +42,7 @@ impl Asked {
 
     pub(super) fn name(&self) -> &str {
         match self {
-            Asked::IsParam(name, _)
+            Asked::IsField(name, _)
             | Asked::Param(name, _)
             | Asked::Own(name, _)
             | Asked::Other(name, _) => name,
@@ -61,9 +61,9 @@ pub(super) struct Asker<'e> {
 }
 
 impl Asker<'_> {
-    pub(super) fn is_param(&mut self, name: &str) -> bool {
-        let was = self.names.param(name).is_some();
-        self.asked.push(Asked::IsParam(name.into(), was));
+    pub(super) fn is_field(&mut self, name: &str) -> bool {
+        let was = self.names.is_field(name);
+        self.asked.push(Asked::IsField(name.into(), was));
         was
     }
 

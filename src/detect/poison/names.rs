@@ -1,16 +1,19 @@
 //! The names a string is read against: the tools of the inventory, this
-//! tool and its parameters, compared as a model takes them (ignoring
-//! case, `_`, `-` and spaces).
+//! tool, its parameters and the properties of its output, compared as a
+//! model takes them (ignoring case, `_`, `-` and spaces: `listFollowedProjects`
+//! is `list_followed_projects`).
 
 use crate::inventory::Inventory;
 
 /// What a string is read against: the inventory (for other tools' names),
-/// this tool and its parameters.
+/// this tool, its parameters and its output's properties.
 pub(super) struct KnownNames<'a> {
     pub(super) inventory: &'a Inventory,
     pub(super) server: &'a str,
     pub(super) tool: Option<&'a str>,
     pub(super) params: &'a [Param],
+    /// The property names of the output schema, folded ([`fold`]).
+    pub(super) outputs: &'a [String],
 }
 
 /// An input parameter: its name and where it is declared.
@@ -22,7 +25,8 @@ pub(super) struct Param {
 
 impl KnownNames<'_> {
     /// A tool of this server (or this tool), compared as written and
-    /// ignoring case, `_` and `-`.
+    /// ignoring case, `_` and `-`: a server that names its tools in
+    /// snake_case and writes them in camelCase in its prose names its own.
     pub(super) fn own(&self, name: &str) -> bool {
         if self.tool.is_some_and(|t| folded_eq(t, name)) {
             return true;
@@ -30,10 +34,16 @@ impl KnownNames<'_> {
         let Some(server) = self.inventory.servers.get(self.server) else {
             return false;
         };
-        server.tools.contains_key(name)
-            || server.tools.contains_key(&name.replace('-', "_"))
-            || server.tools.contains_key(&name.replace('_', "-"))
-            || server.tools.contains_key(&name.to_lowercase())
+        server.tools.contains_key(name) || server.tools.keys().any(|t| folded_eq(t, name))
+    }
+
+    /// A property of this tool's input or output schema: a field, which
+    /// a text may name as it likes, and no tool.
+    pub(super) fn is_field(&self, name: &str) -> bool {
+        self.param(name).is_some() || {
+            let f = fold(name);
+            self.outputs.contains(&f)
+        }
     }
 
     /// A tool of another server of the inventory, as `tool`, `server.tool`

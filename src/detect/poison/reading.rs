@@ -71,7 +71,7 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
             }
         }
     }
-    identifiers(c, &specials, &mut toks, ask, Look::ForToolsAndParams);
+    identifiers(c, &specials, &mut toks, ask, lex, Look::ForToolsAndParams);
     mark_secrets(&mut toks, lex);
     run_patterns(c, &toks, lex, &mut r);
     tags(c, &mut r);
@@ -92,7 +92,7 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     if !r.hits.iter().any(|h| h.signal.moves_data()) {
         return r;
     }
-    let refs = identifiers(c, &specials, &mut toks, ask, Look::ForCarriers);
+    let refs = identifiers(c, &specials, &mut toks, ask, lex, Look::ForCarriers);
     let (prev_ok, next_ok) = (&lex.carrier_prev, &lex.argnoun);
     for (i, param) in refs {
         let t = &toks[i];

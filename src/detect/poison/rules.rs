@@ -1,6 +1,9 @@
 //! The rule language: the word classes and patterns of [`super::tables`]
 //! compiled once into a lexicon (word ids, sets of ids, steps), and the
-//! matcher that runs the patterns over the tokens of each clause.
+//! matcher that runs the patterns over the tokens of each clause. A
+//! signal's `unless` patterns are matched the same way and refuse the
+//! matches of their signal they overlap: the shape of a benign sentence
+//! written next to the shape it resembles, as semgrep's `pattern-not`.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -8,8 +11,10 @@ use std::sync::OnceLock;
 
 use super::reading::Reading;
 use super::signal::{shown, Signal};
-use super::tables::{CLASSES, PATTERNS};
-use super::tokens::{Tok, CAPS, COLON, COMMA, EMAIL, PHONE, PROPREF, SECRET, SENSPATH, TOOLX, URL};
+use super::tables::{CLASSES, PATTERNS, UNLESS};
+use super::tokens::{
+    Tok, CAPS, CODE, COLON, COMMA, EMAIL, PHONE, PROPREF, SECRET, SENSPATH, TOOLOWN, TOOLX, URL,
+};
 
 fn flag(name: &str) -> u32 {
     match name {
@@ -87,19 +92,30 @@ struct Alt {
 struct Step {
     alts: Vec<Alt>,
     pub(super) optional: bool,
+    /// A refusal (`!A|B` after the first element): no token among the next
+    /// `gap + 1` of the clause matches; it consumes none.
+    refuse: bool,
     gap: u8,
 }
 
+/// Flags of a token that is a name: a word of the sentence it is not.
+const NAME: u32 = TOOLX | TOOLOWN | PROPREF | CODE;
+
 impl Step {
+    /// Whether `t` matches: its word (unless it is a name: `run_sql` is no
+    /// verb "run") and its flags.
     pub(super) fn matches(&self, t: &Tok) -> bool {
+        let word = |w: &WordSet| t.flags & NAME == 0 && w.has(t.id);
         self.alts
             .iter()
-            .any(|a| a.words.as_ref().is_none_or(|w| w.has(t.id)) && t.flags & a.flags == a.flags)
+            .any(|a| a.words.as_ref().is_none_or(word) && t.flags & a.flags == a.flags)
     }
 }
 
 struct Pattern {
     pub(super) signal: Signal,
+    /// An `unless` pattern: refuses the matches of `signal` it overlaps.
+    unless: bool,
     not_after: Option<WordSet>,
     steps: Vec<Step>,
 }
@@ -119,6 +135,8 @@ pub(super) struct Lexicon {
     pub(super) secret_tail: WordSet,
     pub(super) carrier_prev: WordSet,
     pub(super) argnoun: WordSet,
+    /// Verbs that call (`CALL`): before a function call, a tool's name.
+    pub(super) call: WordSet,
 }
 
 impl Lexicon {
@@ -168,7 +186,7 @@ fn build_lexicon() -> Lexicon {
             intern(w, &mut ids);
         }
     }
-    for (_, p) in PATTERNS {
+    for (_, p) in PATTERNS.iter().chain(UNLESS) {
         for w in literals(p) {
             intern(w, &mut ids);
         }
@@ -203,7 +221,11 @@ fn build_lexicon() -> Lexicon {
         }
     };
     let mut patterns = Vec::new();
-    for (signal, src) in PATTERNS {
+    let sources = PATTERNS
+        .iter()
+        .map(|p| (p, false))
+        .chain(UNLESS.iter().map(|p| (p, true)));
+    for ((signal, src), unless) in sources {
         let mut steps = Vec::new();
         let mut gap = 0u8;
         let mut not_after = None;
@@ -225,6 +247,10 @@ fn build_lexicon() -> Lexicon {
             let (optional, body) = match el.strip_prefix('?') {
                 Some(b) => (true, b),
                 None => (false, el),
+            };
+            let (refuse, body) = match body.strip_prefix('!') {
+                Some(b) => (true, b),
+                None => (false, body),
             };
             let mut plain = WordSet::new(n);
             let mut has_plain = false;
@@ -255,12 +281,14 @@ fn build_lexicon() -> Lexicon {
             steps.push(Step {
                 alts,
                 optional,
+                refuse,
                 gap,
             });
             gap = 0;
         }
         patterns.push(Pattern {
             signal: *signal,
+            unless,
             not_after,
             steps,
         });
@@ -297,6 +325,7 @@ fn build_lexicon() -> Lexicon {
         secret_tail: classes["SECRET_TAIL"].clone(),
         carrier_prev: classes["CARRIER_PREV"].clone(),
         argnoun: classes["ARGNOUN"].clone(),
+        call: classes["CALL"].clone(),
         ids,
         patterns,
         by_word,
@@ -307,8 +336,19 @@ fn build_lexicon() -> Lexicon {
 
 pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
     let mut next_free: Vec<usize> = Vec::new();
+    // Every match, as (pattern, first token, token after the last).
+    let mut found: Vec<(usize, usize, usize)> = Vec::new();
+    // The end of the last name met: the words inside it start nothing
+    // (`jira_update_issue` gives no verb "update").
+    let mut in_name = 0;
     for i in 0..toks.len() {
         let t = &toks[i];
+        if t.start < in_name {
+            continue;
+        }
+        if t.flags & NAME != 0 {
+            in_name = t.end;
+        }
         let by_word: &[u16] = if t.id == NO_WORD {
             &[]
         } else {
@@ -321,7 +361,7 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
                 continue;
             }
             let pat = &lex.patterns[p];
-            if r.full(pat.signal) || !pat.steps[0].matches(t) {
+            if (!pat.unless && r.full(pat.signal)) || !pat.steps[0].matches(t) {
                 continue;
             }
             if let Some(na) = &pat.not_after {
@@ -329,13 +369,8 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
                     continue;
                 }
             }
-            if let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause) {
-                let to = toks[i..end.max(i + 1)]
-                    .iter()
-                    .map(|t| t.end)
-                    .max()
-                    .unwrap_or(t.end);
-                r.hit(pat.signal, shown(&c[t.start..to]));
+            if let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause, name_end(t)) {
+                found.push((p, i, end.max(i + 1)));
                 if next_free.is_empty() {
                     next_free.resize(lex.patterns.len(), 0);
                 }
@@ -343,26 +378,77 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
             }
         }
     }
+    let refused = |signal: Signal, from: usize, to: usize| {
+        found.iter().any(|&(q, a, z)| {
+            let u = &lex.patterns[q];
+            u.unless && u.signal == signal && a < to && from < z
+        })
+    };
+    for &(p, from, to) in &found {
+        let pat = &lex.patterns[p];
+        if pat.unless || refused(pat.signal, from, to) {
+            continue;
+        }
+        let end = toks[from..to]
+            .iter()
+            .map(|t| t.end)
+            .max()
+            .unwrap_or(toks[from].end);
+        r.hit(pat.signal, shown(&c[toks[from].start..end]));
+    }
+}
+
+/// Where the words of a token end: for the name of a tool or parameter,
+/// the end of the whole identifier (see [`super::identifiers`]).
+fn name_end(t: &Tok) -> usize {
+    if t.flags & NAME != 0 {
+        t.end
+    } else {
+        t.start + 1
+    }
 }
 
 /// Matches `steps` from token `from` on, within one clause; returns the
-/// index after the last token matched.
-fn match_steps(steps: &[Step], toks: &[Tok], from: usize, clause: u32) -> Option<usize> {
+/// index after the last token matched. A token that starts before `after`
+/// lies inside the name matched last: its words are the name's, not the
+/// sentence's, so `chroma_add_documentsArguments` gives no verb `add` and
+/// no noun `arguments` to a pattern that matched the name.
+fn match_steps(
+    steps: &[Step],
+    toks: &[Tok],
+    from: usize,
+    clause: u32,
+    after: usize,
+) -> Option<usize> {
     let Some((step, rest)) = steps.split_first() else {
         return Some(from);
     };
+    // The rest of a name is neither matched nor counted in a gap.
+    let mut from = from;
+    while from < toks.len() && toks[from].start < after {
+        from += 1;
+    }
     let last = from + usize::from(step.gap);
+    if step.refuse {
+        let seen = (from..=last)
+            .take_while(|&j| j < toks.len() && toks[j].clause == clause)
+            .any(|j| step.matches(&toks[j]));
+        return match seen {
+            true => None,
+            false => match_steps(rest, toks, from, clause, after),
+        };
+    }
     let mut j = from;
     while j <= last && j < toks.len() && toks[j].clause == clause {
         if step.matches(&toks[j]) {
-            if let Some(e) = match_steps(rest, toks, j + 1, clause) {
+            if let Some(e) = match_steps(rest, toks, j + 1, clause, name_end(&toks[j])) {
                 return Some(e);
             }
         }
         j += 1;
     }
     if step.optional {
-        return match_steps(rest, toks, from, clause);
+        return match_steps(rest, toks, from, clause, after);
     }
     None
 }
@@ -374,10 +460,11 @@ mod tests {
     #[test]
     fn every_pattern_compiles_and_starts_with_a_required_element() {
         let lex = lexicon();
-        assert_eq!(lex.patterns.len(), PATTERNS.len());
-        for (p, (_, src)) in lex.patterns.iter().zip(PATTERNS) {
+        assert_eq!(lex.patterns.len(), PATTERNS.len() + UNLESS.len());
+        for (p, (_, src)) in lex.patterns.iter().zip(PATTERNS.iter().chain(UNLESS)) {
             assert!(!p.steps.is_empty(), "{src}");
             assert!(!p.steps[0].optional, "{src}: first element is optional");
+            assert!(!p.steps[0].refuse, "{src}: first element is a refusal");
             for s in &p.steps {
                 for a in &s.alts {
                     assert!(

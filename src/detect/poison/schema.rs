@@ -11,8 +11,10 @@ use crate::json::{push_pointer_token, Value};
 pub(super) struct SchemaWalk<'a> {
     pub(super) signals: &'a mut SignalsByPointer,
     /// Input parameters are collected (and their names checked); output
-    /// properties are not parameters.
+    /// properties are not parameters, and go to `outputs`.
     pub(super) params: Option<&'a mut Vec<Param>>,
+    /// The output schema's property names, folded.
+    pub(super) outputs: &'a mut Vec<String>,
     pub(super) fixed_urls: &'a mut Vec<String>,
 }
 
@@ -115,7 +117,7 @@ impl SchemaWalk<'_> {
                         if s.split_whitespace().count() >= 3 {
                             self.signals.add(
                                 at,
-                                Signal::UnknownKeyword,
+                                Signal::UnknownKeywordProse,
                                 format!("`{k}` is no JSON Schema keyword and holds prose"),
                             );
                         }
@@ -165,6 +167,10 @@ impl SchemaWalk<'_> {
     /// Records an input parameter and judges its name.
     pub(super) fn param(&mut self, name: &str, at: &str) {
         let Some(params) = self.params.as_deref_mut() else {
+            let folded = fold(name);
+            if folded.chars().count() >= 3 && !self.outputs.contains(&folded) {
+                self.outputs.push(folded);
+            }
             return;
         };
         let folded = fold(name);

@@ -2,8 +2,9 @@
 //! under `~/.` included), a secret word ("password"), or a pair of words
 //! ("API key", "system prompt").
 
+use super::names::ident_words;
 use super::rules::{Lexicon, NO_WORD};
-use super::tables::{KEY_EXT, NEEDLES};
+use super::tables::{KEY_EXT, KEY_STEMS, NEEDLES};
 use super::tokens::{Tok, INPATH, SECRET};
 
 /// Paths to secrets and credentials, and any file under `~/.`.
@@ -104,9 +105,21 @@ pub(super) fn sensitive(low: &str) -> bool {
         || low
             .split('/')
             .any(|seg| seg == ".env" || seg.starts_with(".names.") || seg == ".ssh")
-        || KEY_EXT
-            .iter()
-            .any(|x| low.len() > x.len() + 1 && low.ends_with(x) && !low.contains("://"))
+        || KEY_EXT.iter().any(|x| {
+            low.len() > x.len() + 1 && low.ends_with(x) && !low.contains("://") && key_file(low, x)
+        })
+}
+
+/// Whether a name ending in a key file's extension is a file: `.key` is
+/// also what a field of an object is called (`response.key`, `item.key`),
+/// so a `.key` name without a folder is a key file only when its stem
+/// says so (`server.key`, `tls-private.key`, `example.com.key`).
+fn key_file(low: &str, ext: &str) -> bool {
+    if ext != ".key" || low.contains(['/', '~']) {
+        return true;
+    }
+    let stem = &low[..low.len() - ext.len()];
+    stem.contains('.') || ident_words(stem).iter().any(|w| KEY_STEMS.contains(w))
 }
 
 /// Marks secrets: single words, and pairs such as "API key", "access

@@ -1,91 +1,32 @@
 //! The signals: what each is called and weighs, how the distinct signals
 //! of one string add up to a severity, and how they become one finding per
-//! JSON pointer, with its evidence. A test checks [`SIGNALS`] against the
-//! table in the parent module's documentation.
+//! JSON pointer, with its evidence; the same text read the same way in
+//! several places of one field (the nested copies of a schema a server
+//! generates) is one finding, its other places listed. A test checks
+//! [`SIGNALS`] against the table of docs/detection.md.
 
 use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
+pub(super) use super::tables::Signal;
+use super::tables::SIGNALS;
 use crate::finding::{Class, Finding, Severity};
 
-/// A named signal; see the table in the module documentation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Signal {
-    InstructionBlock,
+/// What a text asks the model for, as opposed to how loudly it asks:
+/// read a secret, send data out, hide from the user, override the user,
+/// act on another server's tools, or (an annotation) deceive
+/// the client about what a tool does. A string none of whose signals asks
+/// for one of these is at most medium however loud it is: servers address
+/// the model with workflow instructions, in capitals and tags of their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ask {
+    Secret,
+    Send,
+    Hide,
     Override,
-    SecretParameter,
-    Concealment,
-    OtherToolOrder,
-    ReadSecret,
-    ExfilDestination,
-    EncodedText,
-    InstructionName,
-    NamedAsCarrier,
-    ReadOnlyClaim,
-    AddressedToModel,
-    RoleLabel,
-    InstructionHeader,
-    Precondition,
-    PriorityClaim,
-    ConsentBypass,
-    CallOtherTool,
-    CollectSecret,
-    FixedDestination,
-    Padding,
-    SchemaType,
-    UnknownKeyword,
-    NonDestructiveClaim,
-    ClosedWorldClaim,
-    AttentionLabel,
-    ModelImperative,
-    Emphasis,
-    Coercion,
-    SensitivePath,
-    Smuggle,
-    CovertParameter,
-    UndeclaredRequired,
-    ValueSlot,
-    EncodedBlob,
+    OtherTool,
+    Deceive,
 }
-
-/// Every signal with its name and weight, in the order of [`Signal`]
-/// (a test checks the order and the module documentation's table).
-const SIGNALS: [(Signal, &str, u32); 35] = [
-    (Signal::InstructionBlock, "instruction-block", 4),
-    (Signal::Override, "override", 4),
-    (Signal::SecretParameter, "secret-parameter", 4),
-    (Signal::Concealment, "concealment", 3),
-    (Signal::OtherToolOrder, "other-tool-order", 3),
-    (Signal::ReadSecret, "read-secret", 3),
-    (Signal::ExfilDestination, "exfil-destination", 3),
-    (Signal::EncodedText, "encoded-text", 3),
-    (Signal::InstructionName, "instruction-name", 3),
-    (Signal::NamedAsCarrier, "named-as-carrier", 3),
-    (Signal::ReadOnlyClaim, "read-only-claim", 3),
-    (Signal::AddressedToModel, "addressed-to-model", 2),
-    (Signal::RoleLabel, "role-label", 2),
-    (Signal::InstructionHeader, "instruction-header", 2),
-    (Signal::Precondition, "precondition", 1),
-    (Signal::PriorityClaim, "priority-claim", 2),
-    (Signal::ConsentBypass, "consent-bypass", 2),
-    (Signal::CallOtherTool, "call-other-tool", 2),
-    (Signal::CollectSecret, "collect-secret", 2),
-    (Signal::FixedDestination, "fixed-destination", 2),
-    (Signal::Padding, "whitespace-padding", 2),
-    (Signal::SchemaType, "schema-type", 2),
-    (Signal::UnknownKeyword, "unknown-keyword-prose", 2),
-    (Signal::NonDestructiveClaim, "non-destructive-claim", 2),
-    (Signal::ClosedWorldClaim, "closed-world-claim", 2),
-    (Signal::AttentionLabel, "attention-label", 1),
-    (Signal::ModelImperative, "model-imperative", 1),
-    (Signal::Emphasis, "emphasis", 1),
-    (Signal::Coercion, "coercion", 1),
-    (Signal::SensitivePath, "sensitive-path", 1),
-    (Signal::Smuggle, "smuggle-into-argument", 1),
-    (Signal::CovertParameter, "covert-parameter", 1),
-    (Signal::UndeclaredRequired, "undeclared-required", 1),
-    (Signal::ValueSlot, "value-slot-prose", 1),
-    (Signal::EncodedBlob, "encoded-blob", 1),
-];
 
 impl Signal {
     pub(super) fn name(self) -> &'static str {
@@ -94,6 +35,11 @@ impl Signal {
 
     fn weight(self) -> u32 {
         SIGNALS[self as usize].2
+    }
+
+    /// What the signal says the text asks for, if anything.
+    pub(super) fn asks(self) -> Option<Ask> {
+        SIGNALS[self as usize].4
     }
 
     /// Signals that say a secret or data is being moved: a parameter such
@@ -127,13 +73,29 @@ pub(super) struct Hit {
     pub(super) span: String,
 }
 
-/// What was found at one JSON pointer: the signals that fired, and notes
-/// on how the text was read.
+/// What was found at one JSON pointer: the signals that fired, notes on
+/// how the text was read, and which text it was.
 #[derive(Default)]
 pub(super) struct AtPointer {
     pub(super) hits: Vec<Hit>,
     pub(super) notes: Vec<String>,
+    /// A hash of the text (or texts: a key and its value) read here; none
+    /// where only the structure spoke.
+    text: Option<u64>,
 }
+
+impl AtPointer {
+    /// Records that `text` was read at this pointer.
+    pub(super) fn read(&mut self, text: &str) {
+        let mut h = DefaultHasher::new();
+        self.text.hash(&mut h);
+        text.hash(&mut h);
+        self.text = Some(h.finish());
+    }
+}
+
+/// Places listed in the evidence of a finding whose text recurs.
+const PLACES_SHOWN: usize = 8;
 
 /// The signals of one descriptor, by JSON pointer.
 #[derive(Default)]
@@ -154,8 +116,14 @@ impl SignalsByPointer {
         self.entries.get_mut(pointer).expect("inserted above")
     }
 
+    /// Writes one finding per pointer, and one for each text that recurs
+    /// under one top-level field with the same signals and spans: at its
+    /// first pointer, the others listed (`also at ...`).
     pub(super) fn emit(self, server: &str, tool: Option<&str>, out: &mut Vec<Finding>) {
+        // (top-level field, text, index in `out`, other places)
+        let mut seen: Vec<(String, u64, usize, Vec<String>)> = Vec::new();
         for (pointer, entry) in self.entries {
+            let text = entry.text;
             let mut by: BTreeMap<Signal, Vec<String>> = BTreeMap::new();
             for h in entry.hits {
                 // Overlapping patterns of one signal: keep the longer text.
@@ -172,9 +140,13 @@ impl SignalsByPointer {
                 by.remove(&Signal::SensitivePath);
             }
             let sum: u32 = by.keys().map(|s| s.weight()).sum();
-            let Some(severity) = severity(sum) else {
+            let Some(mut severity) = severity(sum) else {
                 continue;
             };
+            let asks = by.keys().any(|s| s.asks().is_some());
+            if severity == Severity::High && !asks {
+                severity = Severity::Medium;
+            }
             let mut order: Vec<(Signal, Vec<String>)> = by.into_iter().collect();
             order.sort_by(|a, b| {
                 b.0.weight()
@@ -192,6 +164,20 @@ impl SignalsByPointer {
                 }
             }
             evidence.extend(entry.notes);
+            let top = pointer.split('/').nth(1).unwrap_or("").to_string();
+            if let Some(text) = text {
+                let again = seen.iter_mut().find(|(t, x, i, _)| {
+                    *t == top
+                        && *x == text
+                        && out[*i].severity == severity
+                        && out[*i].evidence == evidence
+                });
+                if let Some((_, _, _, places)) = again {
+                    places.push(pointer);
+                    continue;
+                }
+                seen.push((top, text, out.len(), Vec::new()));
+            }
             out.push(Finding {
                 class: Class::Poison,
                 severity,
@@ -199,11 +185,34 @@ impl SignalsByPointer {
                 tool: tool.map(str::to_string),
                 field: Some(pointer),
                 message: format!(
-                    "poisoning signals: {} (sum {sum}; high at 4, medium at 2)",
-                    names.join(", ")
+                    "poisoning signals: {} (sum {sum}; {}, medium at 2)",
+                    names.join(", "),
+                    if asks {
+                        "high at 4"
+                    } else {
+                        "high at 4 only with a signal that asks for harm, and none here"
+                    }
                 ),
                 evidence,
             });
+        }
+        for (_, _, i, places) in seen {
+            if places.is_empty() {
+                continue;
+            }
+            let mut line = format!(
+                "also at {}",
+                places
+                    .iter()
+                    .take(PLACES_SHOWN)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            if places.len() > PLACES_SHOWN {
+                line.push_str(&format!(" and {} more", places.len() - PLACES_SHOWN));
+            }
+            out[i].evidence.push(line);
         }
     }
 }
@@ -230,12 +239,25 @@ mod tests {
 
     #[test]
     fn the_documented_table_lists_every_signal_with_its_weight() {
-        let doc = include_str!("mod.rs");
-        for (i, (s, name, weight)) in SIGNALS.iter().enumerate() {
+        let doc = include_str!("../../../docs/detection.md");
+        for (i, (s, name, weight, what, asks)) in SIGNALS.iter().enumerate() {
             assert_eq!(*s as usize, i, "SIGNALS is out of order at {name}");
-            let row = format!("//! | `{name}` | {weight} |");
-            assert!(doc.contains(&row), "module doc lacks the row {row}");
+            let asks = asks.map_or(String::new(), ask_name);
+            let row = format!("| `{name}` | {weight} | {asks} | {what} |");
+            assert!(doc.contains(&row), "docs/detection.md lacks the row {row}");
         }
+    }
+
+    fn ask_name(a: Ask) -> String {
+        let s = format!("{a:?}");
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out
     }
 
     #[test]

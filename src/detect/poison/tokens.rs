@@ -33,6 +33,8 @@ pub(super) const COMMA: u32 = 1 << 9;
 pub(super) const CAPS: u32 = 1 << 10;
 pub(super) const SECRET: u32 = 1 << 11;
 pub(super) const QUOTED: u32 = 1 << 12;
+/// A tool-shaped name in code (see [`super::code`]): a name, no tool.
+pub(super) const CODE: u32 = 1 << 13;
 
 /// The text as the model reads it: invisible characters dropped, Unicode
 /// tag characters decoded to the ASCII they mirror, typographic quotes

@@ -1,0 +1,383 @@
+//! Compiles `rules/poison.toml`, the poison detector's rules, into Rust
+//! tables (`$OUT_DIR/poison_rules.rs`, included by
+//! `src/detect/poison/tables.rs`): the `Signal` enum with each signal's
+//! name and weight, the word classes, the patterns and the `unless`
+//! patterns that refuse their matches, the phrases, the word lists, and
+//! every signal's examples for the table-driven test.
+//!
+//! The file is checked here, so that a rule that cannot work fails the
+//! build with its name instead of a test at run time: every signal has a
+//! kebab-case name of its own, a weight from 1 to 4, a `doc`, and at least
+//! three texts it must fire on and three it must not; every class a
+//! pattern or another class names exists, and every flag is one the
+//! tokenizer sets. docs/detection.md says how to add a signal.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// Flags the tokenizer sets (`src/detect/poison/tokens.rs`).
+const FLAGS: [&str; 10] = [
+    "URL", "EMAIL", "PHONE", "SENSPATH", "TOOLX", "PROPREF", "COLON", "COMMA", "CAPS", "SECRET",
+];
+
+/// Word lists the code reads by name.
+const LISTS: [&str; 19] = [
+    "known_keys",
+    "covert",
+    "secret_words",
+    "solicit_words",
+    "order_words",
+    "writer",
+    "destroyer",
+    "sender",
+    "reader",
+    "slot_words",
+    "needles",
+    "key_ext",
+    "not_names",
+    "tag_words",
+    "code_fences",
+    "key_stems",
+    "local_writes",
+    "local_targets",
+    "remote_targets",
+];
+
+/// What a signal can say a text asks for (`Ask` in
+/// `src/detect/poison/signal.rs`), by its name in the file.
+const ASKS: [(&str, &str); 6] = [
+    ("secret", "Secret"),
+    ("send", "Send"),
+    ("hide", "Hide"),
+    ("override", "Override"),
+    ("other-tool", "OtherTool"),
+    ("deceive", "Deceive"),
+];
+
+/// Fewest examples of each kind a signal needs.
+const MIN_EXAMPLES: usize = 3;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rules {
+    lists: toml::Table,
+    classes: toml::Table,
+    signal: Vec<SignalRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignalRule {
+    name: String,
+    weight: u32,
+    doc: String,
+    #[serde(default)]
+    asks: Option<String>,
+    #[serde(default)]
+    patterns: Vec<String>,
+    #[serde(default)]
+    unless: Vec<String>,
+    #[serde(default)]
+    phrases: Vec<String>,
+    fires: Vec<String>,
+    quiet: Vec<String>,
+}
+
+fn main() {
+    println!("cargo::rerun-if-changed=src");
+    println!("cargo::rerun-if-changed=rules");
+    println!(
+        "cargo::rustc-env=KAMS_SOURCE_DIGEST={:016x}",
+        source_digest(&[Path::new("src"), Path::new("rules")])
+    );
+    let path = Path::new("rules/poison.toml");
+    println!("cargo::rerun-if-changed={}", path.display());
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let rules: Rules = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let errors = check(&rules);
+    if !errors.is_empty() {
+        panic!("{}:\n  {}", path.display(), errors.join("\n  "));
+    }
+    let out = Path::new(&std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
+        .join("poison_rules.rs");
+    std::fs::write(&out, generate(&rules)).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+}
+
+/// FNV-1a over the path and bytes of every file under `roots`, in
+/// order: which sources this build was made from. The caches in
+/// `.git/kams` name their writer by it (`src/cache/store.rs`), so that a
+/// build whose detectors differ (another worktree's, a bisect step's)
+/// does not serve findings another build wrote under the same version.
+fn source_digest(roots: &[&Path]) -> u64 {
+    fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    for root in roots {
+        files(root, &mut all);
+    }
+    all.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for p in all {
+        eat(p.to_string_lossy().as_bytes());
+        eat(&[0]);
+        eat(&std::fs::read(&p).unwrap_or_default());
+        eat(&[0]);
+    }
+    h
+}
+
+/// What is wrong with the rules, one line each.
+fn check(rules: &Rules) -> Vec<String> {
+    let mut errors = Vec::new();
+    for list in LISTS {
+        match rules.lists.get(list) {
+            Some(toml::Value::String(_)) => {}
+            _ => errors.push(format!("[lists] lacks the word list `{list}`")),
+        }
+    }
+    for key in rules.lists.keys() {
+        if !LISTS.contains(&key.as_str()) {
+            errors.push(format!("[lists] `{key}`: no code reads this list"));
+        }
+    }
+    let mut classes = BTreeSet::new();
+    for (name, words) in &rules.classes {
+        let Some(words) = words.as_str() else {
+            errors.push(format!("class {name}: not a string of words"));
+            continue;
+        };
+        for w in words.split_whitespace() {
+            if let Some(other) = w.strip_prefix('@') {
+                if !classes.contains(other) {
+                    errors.push(format!("class {name}: @{other} is not an earlier class"));
+                }
+            }
+        }
+        classes.insert(name.as_str());
+    }
+    let mut names = BTreeSet::new();
+    for s in &rules.signal {
+        let n = &s.name;
+        if !names.insert(n.as_str()) {
+            errors.push(format!("signal {n}: named twice"));
+        }
+        if n.is_empty()
+            || !n
+                .split('-')
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase()))
+        {
+            errors.push(format!(
+                "signal {n}: a name is lowercase words joined by '-'"
+            ));
+        }
+        if !(1..=4).contains(&s.weight) {
+            errors.push(format!("signal {n}: weight {} is not 1 to 4", s.weight));
+        }
+        if let Some(a) = &s.asks {
+            if !ASKS.iter().any(|(name, _)| name == a) {
+                errors.push(format!("signal {n}: asks = {a:?} is none of {ASKS:?}"));
+            }
+        }
+        if s.doc.trim().is_empty() {
+            errors.push(format!("signal {n}: no doc"));
+        }
+        for (kind, list) in [("fires", &s.fires), ("quiet", &s.quiet)] {
+            if list.len() < MIN_EXAMPLES {
+                errors.push(format!(
+                    "signal {n}: {} `{kind}` example(s), at least {MIN_EXAMPLES} needed",
+                    list.len()
+                ));
+            }
+        }
+        for p in &s.patterns {
+            for e in pattern_errors(p, &classes) {
+                errors.push(format!("signal {n}: pattern {p:?}: {e}"));
+            }
+        }
+        if !s.unless.is_empty() && s.patterns.is_empty() {
+            errors.push(format!("signal {n}: `unless` with no pattern to refuse"));
+        }
+        for p in &s.unless {
+            for e in pattern_errors(p, &classes) {
+                errors.push(format!("signal {n}: unless {p:?}: {e}"));
+            }
+        }
+    }
+    errors
+}
+
+/// What a pattern names that does not exist.
+fn pattern_errors(pattern: &str, classes: &BTreeSet<&str>) -> Vec<String> {
+    let mut errors = Vec::new();
+    let mut required = false;
+    for (i, el) in pattern.split_whitespace().enumerate() {
+        if let Some(gap) = el.strip_prefix("..") {
+            if gap.parse::<u8>().is_err() {
+                errors.push(format!("gap `{el}` is not a number"));
+            }
+            continue;
+        }
+        if el.starts_with("?!") || el.starts_with("!?") {
+            errors.push(format!("`{el}`: a refusal cannot be optional"));
+        }
+        if !el.starts_with(['!', '?']) {
+            required = true;
+        } else if el.starts_with('!') && i > 0 && !required {
+            errors.push(format!(
+                "`{el}`: a refusal needs a required element before it"
+            ));
+        }
+        for atom in el.trim_start_matches(['!', '?']).split(['|', '&']) {
+            if let Some(flag) = atom.strip_prefix('#') {
+                if !FLAGS.contains(&flag) {
+                    errors.push(format!("unknown flag #{flag}"));
+                }
+            } else if atom.starts_with('\'') {
+                if atom.len() == 1 {
+                    errors.push("an empty word".to_string());
+                }
+            } else if !classes.contains(atom) {
+                errors.push(format!("unknown class {atom}"));
+            }
+        }
+    }
+    errors
+}
+
+/// `instruction-block` as `InstructionBlock`.
+fn variant(name: &str) -> String {
+    name.split('-')
+        .map(|p| {
+            let mut c = p.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn generate(rules: &Rules) -> String {
+    let mut o =
+        String::from("// Generated by build.rs from rules/poison.toml: edit that file.\n\n");
+    o.push_str(
+        "/// A named signal of the poison detector (rules/poison.toml).\n\
+         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]\n\
+         pub(super) enum Signal {\n",
+    );
+    for s in &rules.signal {
+        let _ = writeln!(o, "    {},", variant(&s.name));
+    }
+    o.push_str("}\n\n");
+    let n = rules.signal.len();
+    let _ = writeln!(
+        o,
+        "/// Every signal with its name, weight, doc and what it says a text asks\n\
+         /// for, in the order of [`Signal`].\n\
+         pub(super) const SIGNALS: [(Signal, &str, u32, &str, Option<Ask>); {n}] = ["
+    );
+    for s in &rules.signal {
+        let _ = writeln!(
+            o,
+            "    (Signal::{}, {:?}, {}, {:?}, {}),",
+            variant(&s.name),
+            s.name,
+            s.weight,
+            s.doc,
+            match &s.asks {
+                Some(a) => format!(
+                    "Some(Ask::{})",
+                    ASKS.iter()
+                        .find(|(name, _)| name == a)
+                        .map_or("", |(_, v)| v)
+                ),
+                None => "None".to_string(),
+            }
+        );
+    }
+    o.push_str("];\n\n");
+    o.push_str("/// Word classes, space separated; `@NAME` includes an earlier class.\n");
+    o.push_str("pub(super) const CLASSES: &[(&str, &str)] = &[\n");
+    for (name, words) in &rules.classes {
+        let _ = writeln!(
+            o,
+            "    ({name:?}, {:?}),",
+            words.as_str().unwrap_or_default()
+        );
+    }
+    o.push_str("];\n\n");
+    for (what, doc, get) in [
+        (
+            "PATTERNS",
+            "The patterns of the rule language (see [`super::rules`]).",
+            (|s: &SignalRule| &s.patterns) as fn(&SignalRule) -> &Vec<String>,
+        ),
+        (
+            "UNLESS",
+            "Patterns that refuse a match of their signal they overlap.",
+            |s: &SignalRule| &s.unless,
+        ),
+        (
+            "PHRASES",
+            "Phrases of scripts written without spaces, matched as substrings.",
+            |s: &SignalRule| &s.phrases,
+        ),
+    ] {
+        let _ = writeln!(
+            o,
+            "/// {doc}\npub(super) const {what}: &[(Signal, &str)] = &["
+        );
+        for s in &rules.signal {
+            for p in get(s) {
+                let _ = writeln!(o, "    (Signal::{}, {p:?}),", variant(&s.name));
+            }
+        }
+        o.push_str("];\n\n");
+    }
+    for list in LISTS {
+        let words = rules
+            .lists
+            .get(list)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "/// The word list `{list}` of rules/poison.toml.\n\
+             pub(super) const {}: Words = Words({words:?});",
+            list.to_ascii_uppercase()
+        );
+    }
+    o.push_str(
+        "\n/// Every signal's examples: the text, and whether the signal must fire on it.\n\
+         #[cfg(test)]\n\
+         pub(super) const EXAMPLES: &[(Signal, bool, &str)] = &[\n",
+    );
+    for s in &rules.signal {
+        for (fires, list) in [(true, &s.fires), (false, &s.quiet)] {
+            for e in list {
+                let _ = writeln!(o, "    (Signal::{}, {fires}, {e:?}),", variant(&s.name));
+            }
+        }
+    }
+    o.push_str("];\n");
+    o
+}
