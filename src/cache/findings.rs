@@ -37,17 +37,17 @@
 
 use std::path::Path;
 
-use crate::cache::codec::{Decoder, Encoder};
+use crate::cache::codec::Encoder;
 use crate::cache::store;
 use crate::canon::Digest;
 use crate::detect::known::{Memo, Passes, Remembered, Server, Settled, View};
-use crate::finding::{Class, Finding, Severity};
+use crate::finding::Finding;
 use crate::inventory::Inventory;
 
 /// The memo files.
 const INDEX: store::Named = store::Named {
     prefix: "findings-",
-    magic: b"kams-fix\0\0\0\x0a",
+    magic: b"kams-fix\0\0\0\x0b",
     keep: store::Named::KEEP,
 };
 
@@ -118,100 +118,31 @@ fn encode(memo: &View<'_>, key: &Digest, inventory: &Inventory) -> Encoder {
             .sum::<usize>();
     let tools: usize = inventory.servers.values().map(|s| 1 + s.tools.len()).sum();
     let mut out = INDEX.begin(&key.hex(), 4096 + tools * 96 + found * 512);
-    match memo.settled {
-        None => out.0.push(0),
-        Some((lock, findings)) => {
-            out.0.push(1);
-            out.bytes(lock.as_bytes());
-            put_findings(&mut out, findings);
-        }
-    }
-    match &memo.passes {
-        None => out.0.push(0),
-        Some((lock, found)) => {
-            out.0.push(1);
-            out.bytes(lock.as_bytes());
-            out.u32(found.len());
-            for found in found {
-                put_findings(&mut out, found);
-            }
-        }
-    }
+    out.record(&memo.settled);
+    out.record(&memo.passes);
     out.u32(memo.servers.len());
     for (server, m) in inventory.servers.values().zip(memo.servers) {
-        out.bytes(server.name.as_bytes());
-        put(&mut out, &m.server);
+        out.record(&(&server.name, &m.server));
         out.u32(m.tools.len());
         for (name, r) in server.tools.keys().zip(&m.tools) {
-            out.bytes(name.as_bytes());
-            put(&mut out, r);
+            out.record(&(name, r));
         }
     }
     out
 }
 
-fn put(out: &mut Encoder, r: &Remembered) {
-    out.0.push(u8::from(r.quiet));
-    put_findings(out, &r.pure);
-    out.opt_digest(r.text.as_ref());
-}
-
-fn put_findings(out: &mut Encoder, findings: &[Finding]) {
-    out.u32(findings.len());
-    for f in findings {
-        out.bytes(f.class.as_str().as_bytes());
-        out.bytes(f.severity.as_str().as_bytes());
-        out.bytes(f.server.as_bytes());
-        out.opt(f.tool.as_deref());
-        out.opt(f.field.as_deref());
-        out.bytes(f.message.as_bytes());
-        out.u32(f.evidence.len());
-        for e in &f.evidence {
-            out.bytes(e.as_bytes());
-        }
-    }
-}
-
-fn take(r: &mut Decoder<'_>) -> Option<Remembered> {
-    let quiet = r.bool()?;
-    let pure = take_findings(r)?;
-    let text = r.opt_digest()?;
-    Some(Remembered { pure, quiet, text })
-}
-
-/// Steps over what [`take_findings`] reads.
-fn skip_findings(r: &mut Decoder<'_>) -> Option<()> {
-    for _ in 0..r.count()? {
-        // Class, severity, server, tool, field, message.
-        for _ in 0..3 {
-            r.bytes()?;
-        }
-        r.opt()?;
-        r.opt()?;
-        r.bytes()?;
-        for _ in 0..r.count()? {
-            r.bytes()?;
-        }
-    }
-    Some(())
-}
-
-fn take_findings(r: &mut Decoder<'_>) -> Option<Vec<Finding>> {
-    r.list(|r| {
-        let class = r.str()?;
-        let class = *Class::ALL.iter().find(|c| c.as_str() == class)?;
-        let severity = r.str()?.parse::<Severity>().ok()?;
-        Some(Finding {
-            class,
-            severity,
-            server: r.str()?.to_string(),
-            tool: r.opt()?.map(str::to_string),
-            field: r.opt()?.map(str::to_string),
-            message: r.str()?.to_string(),
-            evidence: r.list(|r| Some(r.str()?.to_string()))?,
-        })
-    })
-}
+/// A finding stepped over: [`Finding`]'s layout (class, severity,
+/// server, tool, field, message, evidence), its text borrowed from the
+/// file and dropped, nothing copied.
+type SteppedOver<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    &'a str,
+    Vec<&'a str>,
+);
 
 /// The memo of `inventory` in `bytes`, the file named `name`, its pages
 /// given to `release` as they are read (see [`store::Giving`]); with
@@ -226,26 +157,19 @@ fn decode_named(
     release: &dyn Fn(std::ops::Range<usize>),
 ) -> Option<Memo> {
     let (mut r, mut giving) = INDEX.open_giving(bytes, name, release)?;
-    let settled = match (r.bool()?, lock) {
-        (false, _) => None,
-        (true, None) => {
-            r.str()?;
-            skip_findings(&mut r)?;
+    let settled = match lock {
+        None => {
+            r.record::<Option<(&str, Vec<SteppedOver>)>>()?;
             None
         }
-        (true, Some(_)) => Some(Settled {
-            lock: r.str()?.to_string(),
-            findings: take_findings(&mut r)?,
-        }),
+        Some(_) => r
+            .record::<Option<(String, Vec<Finding>)>>()?
+            .map(|(lock, findings)| Settled { lock, findings }),
     };
     let lock = lock.flatten();
-    let passes = match r.bool()? {
-        false => None,
-        true => Some(Passes {
-            lock: r.str()?.to_string(),
-            found: r.list(take_findings)?,
-        }),
-    };
+    let passes = r
+        .record::<Option<(String, Vec<Vec<Finding>>)>>()?
+        .map(|(lock, found)| Passes { lock, found });
     if settled
         .as_ref()
         .is_some_and(|s| lock == Some(s.lock.as_str()))
@@ -264,19 +188,17 @@ fn decode_named(
     let mut servers = Vec::with_capacity(inventory.servers.len());
     for server in inventory.servers.values() {
         giving.behind(&r);
-        if r.str()? != server.name {
-            return None;
-        }
-        let own = take(&mut r)?;
-        if r.count()? != server.tools.len() {
+        let (name, own) = r.record::<(&str, Remembered)>()?;
+        if name != server.name || r.count()? != server.tools.len() {
             return None;
         }
         let mut tools = Vec::with_capacity(server.tools.len());
         for name in server.tools.keys() {
-            if r.str()? != name {
+            let (read, remembered) = r.record::<(&str, Remembered)>()?;
+            if read != name {
                 return None;
             }
-            tools.push(take(&mut r)?);
+            tools.push(remembered);
         }
         servers.push(Server { server: own, tools });
     }
@@ -291,6 +213,7 @@ fn decode_named(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::finding::{Class, Severity};
 
     /// The memo of `inventory` in `bytes`, named by `key`.
     fn decode(
