@@ -25,7 +25,9 @@ use crate::cache::store;
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
 use crate::input::Input;
-use crate::inventory::{build, Ambiguity, Help, InputError, Inventory, ReadOptions, Server, Tool};
+use crate::inventory::{
+    build, Ambiguity, Help, InputError, Inventory, ReadOptions, Server, TextNames, Tool,
+};
 use crate::json::Object;
 
 /// The inventory index files.
@@ -209,7 +211,7 @@ fn encode_servers(
 
 /// What an earlier reading of another inventory found of each tool's
 /// text: its name and digests, by the text's name
-/// ([`store::name_text`]), for the tools
+/// ([`crate::inventory::text_name`]), for the tools
 /// it read without an ambiguity. A tool's name and digests are a function
 /// of its text alone, so a tool captured again unchanged is taken from
 /// here instead of being digested again; the entries stay in the index's
@@ -325,21 +327,22 @@ fn decode(
     })?;
     let inv = Inventory {
         servers: sorted(servers)?,
-        index_key: None,
     };
     r.rest.is_empty().then_some(inv)
 }
 
 /// Reads inventory files already in memory or mapped (for example from a
-/// commit), each named by the path shown in messages: from the index of
-/// an earlier reading of the same bytes when one is kept
-/// ([`ReadOptions::index_dir`], with [`ReadOptions::digests_only`]), else
-/// with the core's [`build`], helped by the newest index of another
-/// reading ([`Earlier`]), and the index stored.
+/// commit), each named by the path shown in messages, and gives the key of
+/// their index when one is kept under `index_dir` (a common git
+/// directory; for a read with [`ReadOptions::digests_only`] only): from
+/// the index of an earlier reading of the same bytes, else with the core's
+/// [`build`], helped by the newest index of another reading ([`Earlier`]),
+/// and the index stored. Without an index, [`build`] alone.
 pub fn read_files<B: Into<Input>>(
     files: Vec<(PathBuf, B)>,
     opts: &ReadOptions,
-) -> Result<Inventory, InputError> {
+    index_dir: Option<&Path>,
+) -> Result<(Inventory, Option<Digest>), InputError> {
     let mut texts: Vec<(PathBuf, Arc<Input>)> = Vec::with_capacity(files.len());
     for (file, bytes) in files {
         let bytes: Input = bytes.into();
@@ -352,30 +355,28 @@ pub fn read_files<B: Into<Input>>(
         .iter()
         .map(|(p, b)| (p.clone(), b.clone() as Shared))
         .collect();
-    let Some(dir) = opts.index_dir.as_deref().filter(|_| opts.digests_only) else {
-        return build(&shared, opts, Help::default());
+    let Some(dir) = index_dir.filter(|_| opts.digests_only) else {
+        return Ok((build(&shared, opts, Help::default())?, None));
     };
     // An inventory read before, unchanged, is taken from its index.
     let key = key(&shared, opts.server.as_deref(), &|i| {
         crate::cache::stamp::digest_of(dir, &texts[i].0, &texts[i].1)
     });
-    if let Some(mut inv) = load(dir, &key, &shared) {
-        inv.index_key = Some(key);
-        return Ok(inv);
+    if let Some(inv) = load(dir, &key, &shared) {
+        return Ok((inv, Some(key)));
     }
     // Else what an earlier reading knew of each tool's text serves for
     // the tools that did not change (an inventory captured again).
     let earlier = Earlier::load(dir, &key);
     let help = Help {
         earlier: earlier.as_ref().map(|e| e as &dyn crate::inventory::Recall),
-        name_texts: true,
+        texts: TextNames::Named,
     };
-    let mut inv = build(&shared, opts, help)?;
+    let inv = build(&shared, opts, help)?;
     // The index only saves time: an unwritable repository is no reason to
     // fail.
     let _ = store(dir, &key, &shared, &inv);
-    inv.index_key = Some(key);
-    Ok(inv)
+    Ok((inv, Some(key)))
 }
 
 #[cfg(test)]
@@ -416,15 +417,15 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let opts = ReadOptions {
             digests_only: true,
-            index_dir: Some(dir.path().to_path_buf()),
             ..ReadOptions::default()
         };
-        let inv = read_files(
+        let (inv, _) = read_files(
             files
                 .iter()
                 .map(|(p, b)| (p.clone(), (**b).as_ref().to_vec()))
                 .collect(),
             &opts,
+            Some(dir.path()),
         )
         .expect("the sample inventory reads");
         // The spans must point into `files`: take them over.
@@ -553,10 +554,10 @@ mod tests {
             let index = if earlier { dir.path() } else { fresh.path() };
             let opts = ReadOptions {
                 digests_only: true,
-                index_dir: Some(index.to_path_buf()),
                 ..ReadOptions::default()
             };
-            let inv = read_files(vec![(PathBuf::from("inv.json"), bytes)], &opts).expect("reads");
+            let (inv, _) = read_files(vec![(PathBuf::from("inv.json"), bytes)], &opts, Some(index))
+                .expect("reads");
             summary(&inv)
         };
         let first = capture(200, |i| format!("Does thing {i}."));

@@ -25,6 +25,7 @@ use crate::cache::codec::{Encoder, Fields, Json};
 use crate::cache::store;
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
+use crate::input::Input;
 use crate::json::Object;
 
 use crate::lock::format::{share_approval, Approval, Entry, Lock, LockServer, State};
@@ -62,24 +63,67 @@ impl Key {
     }
 }
 
+/// What a lock read for a caller holds of each entry's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryFields {
+    /// Each entry's field digests: for a caller that compares fields by
+    /// them.
+    Digests,
+    /// The entry's whole digest only: for a caller that materialises
+    /// every entry whose fields it looks at (a scan compares fields of
+    /// drifted entries only; the other entries' field digests weighed on
+    /// its peak: docs/performance.md, "Ninth pass", 94a5585).
+    Materialised,
+}
+
+/// The lock whose text `input` holds (the file at `path`, past any byte
+/// order mark: [`crate::files::lock::read_input`]), digests only (see
+/// [`Lock::parse_digests_only`]), and the key of its index when one is
+/// kept under `index_dir` (a common git directory).
+///
+/// A lock whose text was read before is taken from its index (holding what
+/// `fields` says of its entries' fields: see [`load`]); else
+/// it is read with the core's [`Lock::parse_digests_releasing`], and
+/// indexed. Either way the pages of the part already read are given back
+/// as the reader goes: a lock larger than the memory a scan should take
+/// is never held whole.
+pub fn read(
+    path: &Path,
+    input: Input,
+    index_dir: Option<&Path>,
+    fields: EntryFields,
+) -> anyhow::Result<(Lock, Option<Key>)> {
+    let input = Arc::new(input);
+    let key = index_dir.map(|dir| Key::Text(crate::cache::stamp::digest_of(dir, path, &input)));
+    if let (Some(dir), Some(key)) = (index_dir, &key) {
+        if let Some(lock) = load(dir, key, Some(input.clone()), fields) {
+            return Ok((lock, Some(*key)));
+        }
+    }
+    let release = |n: usize| input.release(0..n);
+    let lock = Lock::parse_digests_releasing(input.clone(), &release)
+        .map_err(|e| crate::files::lock::lock_error(path, e))?;
+    if let (Some(dir), Some(key)) = (index_dir, &key) {
+        // The index only saves time: an unwritable repository is no
+        // reason to fail.
+        let _ = store(dir, key, &lock);
+    }
+    Ok((lock, key))
+}
+
 /// The lock `key` names, from its index under `common_dir`, with each
 /// entry's descriptor to be rebuilt from `text` (the lock's bytes) on
-/// demand; `None` when there is no usable index. Without `text`, entries
-/// cannot be materialised: for callers that need digests only. Without
-/// `field_digests`, entries carry their whole digest only: for a caller
-/// that materialises every entry whose fields it looks at (a scan
-/// compares fields of drifted entries only; the other entries' field
-/// digests weighed on its peak: docs/performance.md, "Ninth pass", 94a5585).
+/// demand, and what `fields` says of its fields; `None` when there is no
+/// usable index. Without `text`, entries cannot be materialised: for
+/// callers that need digests only.
 pub fn load(
     common_dir: &Path,
     key: &Key,
     text: Option<Shared>,
-    field_digests: bool,
+    fields: EntryFields,
 ) -> Option<Lock> {
     let bytes = INDEX.read(common_dir, &key.name())?;
-    decode(&bytes, key, text, field_digests, &|range| {
-        bytes.release(range)
-    })
+    decode(&bytes, key, text, fields, &|range| bytes.release(range))
 }
 
 /// Writes the index of `lock` (as read, with its spans) for `key` (see
@@ -170,7 +214,7 @@ fn decode(
     bytes: &[u8],
     key: &Key,
     text: Option<Shared>,
-    field_digests: bool,
+    fields: EntryFields,
     release: &dyn Fn(std::ops::Range<usize>),
 ) -> Option<Lock> {
     let (mut r, mut giving) = INDEX.open_giving(bytes, &key.name(), release)?;
@@ -192,14 +236,11 @@ fn decode(
             })
         });
         if let Some(e) = head.server {
-            server.server = Some(entry(e, &text, len, field_digests, &mut last)?);
+            server.server = Some(entry(e, &text, len, fields, &mut last)?);
         }
         let tools = r.list(|r| {
             let (tool, e) = r.record::<(&str, Record)>()?;
-            Some((
-                tool.to_string(),
-                entry(e, &text, len, field_digests, &mut last)?,
-            ))
+            Some((tool.to_string(), entry(e, &text, len, fields, &mut last)?))
         })?;
         server.tools = sorted(tools)?;
         Some((head.name.to_string(), server))
@@ -223,7 +264,7 @@ fn entry(
     e: Record<'_>,
     text: &Option<Shared>,
     len: Option<usize>,
-    field_digests: bool,
+    fields: EntryFields,
     last: &mut Option<Arc<Approval>>,
 ) -> Option<Entry> {
     let state = match e.state {
@@ -232,9 +273,9 @@ fn entry(
         2 => State::Denied,
         _ => return None,
     };
-    let fields = match field_digests {
-        true => e.fields.digests()?,
-        false => Default::default(),
+    let field_digests = match fields {
+        EntryFields::Digests => e.fields.digests()?,
+        EntryFields::Materialised => Default::default(),
     };
     if e.approval.is_some() != state.is_decided() {
         return None;
@@ -251,7 +292,7 @@ fn entry(
         descriptor: Descriptor {
             fields: Object::new(),
             digest: e.digest,
-            field_digests: fields,
+            field_digests,
         },
         first_seen: e.first_seen.to_string(),
         // Borrowed until compared with the last one: entries pinned
@@ -271,7 +312,7 @@ mod tests {
 
     /// The lock `bytes` describe, nothing released.
     fn decode(bytes: &[u8], key: &Key, text: Option<Shared>) -> Option<Lock> {
-        super::decode(bytes, key, text, true, &store::keep)
+        super::decode(bytes, key, text, EntryFields::Digests, &store::keep)
     }
 
     fn sample() -> (Shared, Lock) {
@@ -337,8 +378,14 @@ mod tests {
         let (text, lock) = sample();
         let key = Key::of_text((*text).as_ref());
         let bytes = sealed(&lock, &key).expect("every entry has a span");
-        let mut bare =
-            super::decode(&bytes, &key, Some(text.clone()), false, &store::keep).expect("decodes");
+        let mut bare = super::decode(
+            &bytes,
+            &key,
+            Some(text.clone()),
+            EntryFields::Materialised,
+            &store::keep,
+        )
+        .expect("decodes");
         let entries = |l: &Lock| -> Vec<(String, Option<String>, Entry)> {
             l.servers
                 .iter()

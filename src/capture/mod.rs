@@ -249,7 +249,7 @@ fn reads_back(name: &str, file: &[u8], opts: &Options) -> Result<()> {
         ..crate::inventory::ReadOptions::default()
     };
     let path = PathBuf::from(file_name(name));
-    let inventory = crate::cache::inventory::read_files(vec![(path, file.to_vec())], &read)
+    let inventory = crate::inventory::read_in_memory(vec![(path, file.to_vec())], &read)
         .map_err(|e| anyhow!("the capture would not read back as an inventory: {e}"))?;
     if inventory.servers.len() != 1 || !inventory.servers.contains_key(name) {
         bail!("the capture would not read back as the inventory of this one server");

@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use super::{write_atomically, Env, Status};
+use super::{write_atomically, Env, Status, Tools};
 use crate::capture::{self, Captured, Options};
 use crate::cli::{CaptureArgs, CaptureOpts};
 use crate::config::{self, ClientServer};
-use crate::lock::store;
 use crate::text::{escape_display, shown_path};
 
 /// A capture file not written: the path it would have, and its bytes.
@@ -161,7 +160,7 @@ fn stale_captures(
     if linked || !configs_read(env) {
         return Ok(Vec::new());
     }
-    let (_, opts) = env.inventory_spec(true)?;
+    let (_, opts) = env.inventory_spec(Tools::Digests)?;
     let entries = std::fs::read_dir(folder)
         .with_context(|| format!("cannot read the folder {}", shown_path(folder)))?;
     let mut stale = Vec::new();
@@ -248,11 +247,11 @@ fn remove_old_capture(folder: &Path, server: &str, env: &Env) -> Result<()> {
     if old == capture::file_path(folder, server) || !old.is_file() {
         return Ok(());
     }
-    let (_, opts) = env.inventory_spec(false)?;
+    let (_, opts) = env.inventory_spec(Tools::Whole)?;
     let Ok(bytes) = crate::files::read_capped(&old, opts.max_size) else {
         return Ok(());
     };
-    let same = crate::cache::inventory::read_files(vec![(old.clone(), bytes)], &opts)
+    let same = crate::inventory::read_in_memory(vec![(old.clone(), bytes)], &opts)
         .is_ok_and(|inv| inv.servers.len() == 1 && inv.servers.contains_key(server));
     if same {
         std::fs::remove_file(&old)
@@ -404,7 +403,7 @@ fn capture_confirmed(
 /// who can commit can write a launch into it; the sign-off rules are what
 /// the hooks enforce, so they are what capture asks for.
 fn unapproved_launches<'s>(env: &Env, servers: &'s [ClientServer]) -> Result<Vec<Unapproved<'s>>> {
-    let lock = store::read(&env.lock_path()?)?.unwrap_or_default();
+    let lock = crate::files::lock::read(&env.lock_path()?)?.unwrap_or_default();
     let mut judge = env.launch_judge(None)?;
     let mut out = Vec::new();
     for s in servers {
@@ -484,7 +483,7 @@ fn options(env: &Env, opts: &CaptureOpts) -> Result<Options> {
         Some(n) => n,
         None => capture::DEFAULT_JOBS,
     };
-    let (_, read) = env.inventory_spec(true)?;
+    let (_, read) = env.inventory_spec(Tools::Digests)?;
     let workdir = match &env.repo.workdir {
         Some(top) => top.clone(),
         None => std::env::current_dir().context("cannot read the current directory")?,

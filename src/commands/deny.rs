@@ -14,14 +14,14 @@ use super::pin::{self, approver, commit_message, write_approval, Reviewed};
 use super::{emit, now, Env, Selection, Status};
 use crate::cli::DenyArgs;
 use crate::compare::pairs;
+use crate::files::lock::Guard;
 use crate::inventory::Inventory;
-use crate::lock::store::Guard;
 use crate::lock::{Approval, Entry, Lock, State};
 use crate::text::escape_display;
 
 /// Runs `deny`.
 pub fn run(env: &Env, args: &DenyArgs, out: &mut dyn Write) -> Result<Status> {
-    let who = approver(env, args.approver.as_deref())?;
+    let who = approver(env, args.commit.approver.as_deref())?;
     let inventory = env.inventory()?;
     let path = env.lock_path()?;
     let guard = Guard::acquire(&path)?;
@@ -67,12 +67,12 @@ pub fn run(env: &Env, args: &DenyArgs, out: &mut dyn Write) -> Result<Status> {
         guard,
         &lock,
         &path,
-        args.no_commit,
+        args.commit.commit(),
         &message,
         &reviewed,
     )?;
     emit(out, |o| {
-        pin::write_summary(o, &lines, true, "denied", &who, &done)
+        pin::write_summary(o, &lines, pin::Lines::Print, "denied", &who, &done)
     })?;
     Ok(0)
 }

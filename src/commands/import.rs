@@ -10,11 +10,11 @@ use anyhow::{anyhow, Result};
 use serde::Serialize;
 
 use super::pin::{approver, check_approver, commit_message, write_approval, Written};
-use super::{emit, now, Env, PlainFormat, Status};
+use super::{emit, now, Env, PlainFormat, Status, Tools};
 use crate::cli::{ImportArgs, ImportSource};
 use crate::descriptor::Descriptor;
+use crate::files::lock::Guard;
 use crate::import::{self, Check, Source};
-use crate::lock::store::Guard;
 use crate::lock::{Approval, Entry, State};
 use crate::report::document::{self, Displayed, EmptyRows, Layout};
 use crate::report::JSON_VERSION;
@@ -46,9 +46,9 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
         ImportSource::Kams(a) => (Source::Kams, a),
     };
     let format = env.plain_format("import")?;
-    let who = approver(env, a.approver.as_deref())?;
+    let who = approver(env, a.commit.approver.as_deref())?;
     let shown = shown_path(&a.file);
-    let (_, opts) = env.inventory_spec(true)?;
+    let (_, opts) = env.inventory_spec(Tools::Digests)?;
     let bytes = crate::files::read_capped(&a.file, opts.max_size).map_err(|e| anyhow!("{e}"))?;
     let bytes = crate::bytes::strip_bom(bytes);
     let file = import::parse(source, &bytes).map_err(|e| anyhow!("{shown}: {e}"))?;
@@ -165,7 +165,7 @@ pub fn run(env: &Env, args: &ImportArgs, out: &mut dyn Write) -> Result<Status> 
         guard,
         &lock,
         &path,
-        a.no_commit,
+        a.commit.commit(),
         &message,
         &super::pin::Reviewed::Files(Vec::new()),
     )?;

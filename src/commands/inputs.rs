@@ -3,25 +3,48 @@
 //! (`crate::cache`), read side by side when both are large.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
 
 use super::{parse_size, Env};
+use crate::cache::lock::EntryFields;
+use crate::canon::Digest;
 use crate::cli::SelectArgs;
 use crate::inventory::{self, Inventory, ReadOptions};
-use crate::lock::{self, Lock};
+use crate::lock::Lock;
+
+/// The keys of the indexes an inventory and a lock were read through
+/// (`None`: no index is kept for it), held beside the core's values: the
+/// findings memo is kept under them ([`crate::cache::findings`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Keys {
+    /// The inventory's ([`crate::cache::inventory::key`]).
+    pub inventory: Option<Digest>,
+    /// The lock's ([`crate::cache::lock::Key`]).
+    pub lock: Option<crate::cache::lock::Key>,
+}
+
+/// What an inventory read keeps of each tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tools {
+    /// Every descriptor whole.
+    Whole,
+    /// Digests only, a descriptor read again when it is needed
+    /// ([`Inventory::materialize`]).
+    Digests,
+}
 
 impl Env {
     /// Reads the inventory with every descriptor whole.
     pub fn inventory(&self) -> Result<Inventory> {
-        let (paths, opts) = self.inventory_spec(false)?;
-        read_inventory(&paths, &opts)
+        let (paths, opts) = self.inventory_spec(Tools::Whole)?;
+        Ok(read_inventory(&paths, &opts, None)?.0)
     }
 
-    /// Where the inventory is and how to read it (`digests_only`: see
-    /// [`Inventory::materialize`]).
-    pub fn inventory_spec(&self, digests_only: bool) -> Result<(Vec<PathBuf>, ReadOptions)> {
+    /// Where the inventory is and how to read it, keeping `tools` of each
+    /// tool.
+    pub fn inventory_spec(&self, tools: Tools) -> Result<(Vec<PathBuf>, ReadOptions)> {
         let max_size = match self.global.max_input_size {
             Some(n) => n,
             None => match self.repo.config("kams.maxInputSize") {
@@ -34,8 +57,7 @@ impl Env {
         let opts = ReadOptions {
             server: self.global.server.clone(),
             max_size,
-            digests_only,
-            index_dir: None,
+            digests_only: tools == Tools::Digests,
         };
         let paths = self.inventory_paths();
         if let Some(top) = &self.repo.workdir {
@@ -50,21 +72,22 @@ impl Env {
     /// lock reads as empty, a corrupt one is an error), read side by side,
     /// each from the work tree or from the revision `select` names.
     /// `captured`, when given, is the inventory (files in memory, from
-    /// `scan --capture`). `descriptors`: whether the lock's entries whose
-    /// fields are compared will be materialised ([`Lock::materialize`]):
-    /// then a lock taken from its index comes without field digests (see
-    /// [`crate::cache::lock::load`]); without, a committed lock indexed before is
-    /// not read at all.
+    /// `scan --capture`). `fields`: what the lock's entries hold of their
+    /// fields ([`EntryFields`]); with [`EntryFields::Digests`], a committed
+    /// lock indexed before is not read at all, and with
+    /// [`EntryFields::Materialised`] the caller materialises the entries
+    /// whose fields it compares ([`Lock::materialize`]). Both are read
+    /// through their indexes where they are kept, whose keys come beside
+    /// them.
     pub fn inventory_and_lock(
         &self,
         select: &SelectArgs,
         captured: Option<Vec<(PathBuf, Vec<u8>)>>,
-        descriptors: bool,
+        fields: EntryFields,
         err: &mut dyn Write,
-    ) -> Result<(Inventory, Lock, Option<crate::cache::lock::Key>)> {
-        let (paths, mut opts) = self.inventory_spec(true)?;
+    ) -> Result<(Inventory, Lock, Keys)> {
+        let (paths, opts) = self.inventory_spec(Tools::Digests)?;
         let index_dir = self.index_dir()?;
-        opts.index_dir.clone_from(&index_dir);
         let inventory_files = match (&select.inventory_at, captured) {
             (_, Some(files)) => Some(files),
             (Some(rev), None) => Some(self.inventory_files_at(rev)?),
@@ -92,22 +115,21 @@ impl Env {
             .map_or(u64::MAX, |p| std::fs::metadata(p).map_or(0, |m| m.len()));
         let beside = inventory_size.min(lock_size) >= READ_IN_THREADS_FROM;
         let reading_inventory = || match inventory_files {
-            Some(files) => {
-                crate::cache::inventory::read_files(files, &opts).map_err(|e| anyhow!("{e}"))
-            }
-            None => read_inventory(&paths, &opts),
+            Some(files) => crate::cache::inventory::read_files(files, &opts, index_dir.as_deref())
+                .map_err(|e| anyhow!("{e}")),
+            None => read_inventory(&paths, &opts, index_dir.as_deref()),
         };
         let reading_lock = || match (&lock_file, &select.at) {
-            (Some(path), _) => {
-                lock::store::read_digests_only(path, index_dir.as_deref(), !descriptors)
-            }
-            (None, Some(rev)) => self.lock_at(rev, descriptors).map(Some),
+            (Some(path), _) => crate::files::lock::read_input(path)?
+                .map(|input| crate::cache::lock::read(path, input, index_dir.as_deref(), fields))
+                .transpose(),
+            (None, Some(rev)) => self.lock_at(rev, fields).map(Some),
             (None, None) => Ok(None),
         };
         let (inventory, lock) =
             crate::threads::side_by_side_if(beside, reading_inventory, reading_lock);
-        let inventory = inventory?;
-        let (lock, key) = match (lock?, &lock_file) {
+        let (inventory, inventory_key) = inventory?;
+        let (lock, lock_key) = match (lock?, &lock_file) {
             (Some(l), _) => l,
             (None, path) => {
                 if let Some(path) = path {
@@ -120,15 +142,20 @@ impl Env {
                 (Lock::default(), None)
             }
         };
-        Ok((inventory, lock, key))
+        let keys = Keys {
+            inventory: inventory_key,
+            lock: lock_key,
+        };
+        Ok((inventory, lock, keys))
     }
 
-    /// The lock as committed at `rev` (digests only), from the object
-    /// database; a lock missing there is an error.
+    /// The lock as committed at `rev` (digests only, holding what `fields`
+    /// says of its entries' fields), from the object database; a lock
+    /// missing there is an error.
     pub fn lock_at(
         &self,
         rev: &str,
-        descriptors: bool,
+        fields: EntryFields,
     ) -> Result<(Lock, Option<crate::cache::lock::Key>)> {
         let commit = self.repo.commit_of(rev)?;
         let rel = self.lock_relative()?;
@@ -147,9 +174,9 @@ impl Env {
         });
         let id = self.repo.blob_id(commit, &rel)?.ok_or_else(missing)?;
         let key = crate::cache::lock::Key::Blob(id);
-        if let (Some(dir), false) = (&index, descriptors) {
+        if let (Some(dir), EntryFields::Digests) = (&index, fields) {
             // Digests only: a lock read before needs no blob at all.
-            if let Some(lock) = crate::cache::lock::load(dir, &key, None, true) {
+            if let Some(lock) = crate::cache::lock::load(dir, &key, None, fields) {
                 return Ok((lock, Some(key)));
             }
         }
@@ -157,7 +184,7 @@ impl Env {
         let text = std::sync::Arc::new(crate::bytes::strip_bom(bytes));
         if let Some(lock) = index
             .as_deref()
-            .and_then(|dir| crate::cache::lock::load(dir, &key, Some(text.clone()), !descriptors))
+            .and_then(|dir| crate::cache::lock::load(dir, &key, Some(text.clone()), fields))
         {
             return Ok((lock, Some(key)));
         }
@@ -186,7 +213,7 @@ impl Env {
     pub fn inventory_files_at(&self, rev: &str) -> Result<Vec<(PathBuf, Vec<u8>)>> {
         let commit = self.repo.commit_of(rev)?;
         let rels = self.inventory_relative()?;
-        let (_, opts) = self.inventory_spec(true)?;
+        let (_, opts) = self.inventory_spec(Tools::Digests)?;
         let mut out = Vec::new();
         for rel in rels {
             for (p, bytes) in self.repo.files_at(commit, &rel, opts.max_size)? {
@@ -204,16 +231,26 @@ impl Env {
     }
 }
 
-/// Reads the inventory at `paths`, with a hint when there is none.
-pub fn read_inventory(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory> {
-    crate::files::read_inventory(paths, opts).map_err(|e| {
-        let hint = if e.message.starts_with("cannot read inventory") {
-            "; capture one, or name it with --inventory PATH (or git config kams.inventory)"
-        } else {
-            ""
-        };
-        anyhow!("{e}{hint}")
-    })
+/// Reads every inventory at `paths` (files or folders) into one inventory,
+/// through its index when one is kept under `index_dir` (see
+/// [`crate::cache::inventory::read_files`], which gives its key), with a
+/// hint when there is none. A server defined twice is an error: which
+/// definition to trust is for a person to decide.
+pub fn read_inventory(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    index_dir: Option<&Path>,
+) -> Result<(Inventory, Option<Digest>)> {
+    crate::files::inventory_files(paths, opts.max_size)
+        .and_then(|files| crate::cache::inventory::read_files(files, opts, index_dir))
+        .map_err(|e| {
+            let hint = if e.message.starts_with("cannot read inventory") {
+                "; capture one, or name it with --inventory PATH (or git config kams.inventory)"
+            } else {
+                ""
+            };
+            anyhow!("{e}{hint}")
+        })
 }
 
 /// The size (in bytes) from which the inventory and the lock file are

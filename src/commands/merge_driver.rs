@@ -16,8 +16,9 @@ use anyhow::{anyhow, Context, Result};
 use super::Status;
 use crate::canon::{write_value, Escape};
 use crate::cli::MergeDriverArgs;
+use crate::files;
 use crate::lock::merge::{merge, Conflict, Three, What};
-use crate::lock::{store, Entry, Lock, State};
+use crate::lock::{Entry, Lock, State};
 use crate::text::{escape_display, shown_path};
 
 /// A launch longer than this is cut in a conflict line.
@@ -32,7 +33,7 @@ pub fn run(args: &MergeDriverArgs, err: &mut dyn Write) -> Result<Status> {
         .unwrap_or_else(|| Path::new("kams.lock"));
     let shown = shown_path(path);
     let read = |file: &Path, whose: &str| -> Result<Lock> {
-        let bytes = store::read_bytes(file)?
+        let bytes = files::lock::read_bytes(file)?
             .ok_or_else(|| anyhow!("{}: no such file", shown_path(file)))?;
         // git gives an empty base when the file did not exist there (both
         // sides added it); an empty side is a broken lock like any other.
@@ -40,14 +41,14 @@ pub fn run(args: &MergeDriverArgs, err: &mut dyn Write) -> Result<Status> {
             return Ok(Lock::default());
         }
         Lock::parse(&bytes)
-            .map_err(|e| store::lock_error(path, e))
+            .map_err(|e| files::lock::lock_error(path, e))
             .with_context(|| format!("cannot merge {shown}: {whose} lock is unreadable"))
     };
     let base = read(&args.base, "the merge base's")?;
     let ours = read(&args.ours, "our")?;
     let theirs = read(&args.theirs, "their")?;
     let merged = merge(&base, &ours, &theirs);
-    store::Guard::acquire(&args.ours)?.commit(&merged.lock)?;
+    files::lock::Guard::acquire(&args.ours)?.commit(&merged.lock)?;
     if merged.conflicts.is_empty() {
         return Ok(0);
     }

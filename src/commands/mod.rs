@@ -18,7 +18,7 @@ pub mod scan;
 pub mod status;
 pub mod textconv;
 
-pub use inputs::read_inventory;
+pub use inputs::{read_inventory, Tools};
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -199,7 +199,7 @@ impl Env {
             .workdir
             .clone()
             .unwrap_or_else(|| PathBuf::from("."));
-        let (_, opts) = self.inventory_spec(true)?;
+        let (_, opts) = self.inventory_spec(Tools::Digests)?;
         // A committed `.vscode` that links elsewhere would have its
         // `mcp.json` read from outside the work tree.
         for rel in config::DEFAULT_FILES {

@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use super::{emit, now, Env, Status};
 use crate::compare::pairs;
-use crate::lock::store::Guard;
+use crate::files::lock::Guard;
 use crate::lock::{Entry, State};
 use crate::text::escape_display;
 

@@ -14,10 +14,10 @@ use super::pin::{self, Action, Plan, Reviewed};
 use super::{emit, Env, Selection, Status};
 use crate::cli::{ReviewArgs, SelectArgs};
 use crate::compare::pairs;
+use crate::files::lock::Guard;
 use crate::finding::{Class, Finding};
 use crate::git::message::Acceptance;
 use crate::inventory::Inventory;
-use crate::lock::store::Guard;
 use crate::lock::{Lock, State};
 use crate::report::entry::{self, Field, Locked, Screen};
 use crate::text::escape_display;
@@ -62,7 +62,7 @@ pub fn run(
     if env.plain_format("review")? != super::PlainFormat::Text {
         bail!("--format json: review is for a person at a terminal; a program reads the same changes from `git kams scan --format json`");
     }
-    let who = pin::approver(env, args.approver.as_deref())?;
+    let who = pin::approver(env, args.commit.approver.as_deref())?;
     let select = SelectArgs {
         keys: args.keys.clone(),
         at: None,
@@ -72,7 +72,7 @@ pub fn run(
     let findings = super::scan::findings(env, &select, None, err)?.findings;
     let inventory = env.inventory()?;
     let path = env.lock_path()?;
-    let lock = crate::lock::store::read(&path)?.unwrap_or_default();
+    let lock = crate::files::lock::read(&path)?.unwrap_or_default();
     let selection = Selection::new(&args.keys);
     let all = pairs(&inventory, &lock);
     selection.check(&all)?;
@@ -102,10 +102,9 @@ pub fn run(
                 .collect();
             Reviewed::Files(pin::files_of(&inventory, &named))
         };
-        let stale = if args.no_commit {
-            Vec::new()
-        } else {
-            pin::inventory_not_committed(env, &reviewed)?
+        let stale = match args.commit.commit() {
+            pin::Commit::Make => pin::inventory_not_committed(env, &reviewed)?,
+            pin::Commit::Skip => Vec::new(),
         };
         emit(out, |o| {
             writeln!(
@@ -241,13 +240,13 @@ pub fn run(
         guard,
         &lock,
         &path,
-        args.no_commit,
+        args.commit.commit(),
         &message,
         &reviewed,
     )?;
     let verb = if denied_any { "reviewed" } else { "approved" };
     emit(out, |o| {
-        pin::write_summary(o, &lines, true, verb, &who, &done)
+        pin::write_summary(o, &lines, pin::Lines::Print, verb, &who, &done)
     })?;
     if !left.is_empty() {
         emit(out, |o| {

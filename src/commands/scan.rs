@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Result};
 
-use super::{emit, Env, Selection, Status};
+use super::{emit, Env, Selection, Status, Tools};
+use crate::cache::lock::EntryFields;
 use crate::cli::{MetricsArgs, ScanArgs, SelectArgs};
 use crate::compare;
 use crate::detect;
@@ -69,9 +70,9 @@ pub fn findings(
     err: &mut dyn Write,
 ) -> Result<Scan> {
     let keys = &select.keys;
-    let (mut inventory, mut lock, lock_key) = {
+    let (mut inventory, mut lock, index_keys) = {
         let mut step = env.step("reading the inventory and the lock", err);
-        env.inventory_and_lock(select, captured, true, step.err())?
+        env.inventory_and_lock(select, captured, EntryFields::Materialised, step.err())?
     };
     let selection = Selection::new(keys);
     let pairs = compare::pairs(&inventory, &lock);
@@ -107,16 +108,17 @@ pub fn findings(
         || lock.materialize(&drifted),
     );
     materialized
-        .map_err(|e| crate::lock::store::lock_error(&env.lock_path().unwrap_or_default(), e))?;
+        .map_err(|e| crate::files::lock::lock_error(&env.lock_path().unwrap_or_default(), e))?;
     drop(drifted);
     // What the detectors found in this inventory before, if it was.
-    let memo_at = env.index_dir()?.zip(inventory.index_key);
-    let lock_key = lock_key.map(|k| k.name());
+    let memo_at = env.index_dir()?.zip(index_keys.inventory);
+    let lock_key = index_keys.lock.map(|k| k.name());
     // Else an earlier inventory's, for the tools that did not change.
     let memo = || {
         memo_at.as_ref().and_then(|(dir, key)| {
-            crate::cache::findings::load(dir, key, &inventory, lock_key.as_deref())
-                .or_else(|| crate::cache::findings::load_earlier(dir, key, &inventory))
+            let lock = lock_key.as_deref();
+            crate::cache::findings::load(dir, key, &inventory, lock)
+                .or_else(|| crate::cache::findings::load_earlier(dir, key, &inventory, lock))
         })
     };
     let compared = || {
@@ -133,15 +135,19 @@ pub fn findings(
             lock: &lock,
             configs: &configs,
         };
-        let learn = match memo_at {
-            Some(_) => detect::Learn::Remember,
-            None => detect::Learn::Forget,
+        // What was found against the lock is kept under the lock's key.
+        let learn = match (&memo_at, &lock_key) {
+            (None, _) => detect::Learn::Forget,
+            (Some(_), None) => detect::Learn::Inventory,
+            (Some(_), Some(_)) => detect::Learn::InventoryAndLock,
         };
         let workers = crate::threads::Threads::of_machine();
-        let (found, learned) = detect::run_with(&cx, memo, lock_key.as_deref(), learn, &workers);
+        let (found, learned) = detect::run_with(&cx, memo, learn, &workers);
         if let (Some((dir, key)), Some(learned)) = (memo_at, learned) {
             // Saves time only: an unwritable repository is no reason to fail.
-            let _ = crate::cache::findings::store(&dir, &key, &inventory, &learned.view(&found));
+            let view = learned.view(&found);
+            let lock = lock_key.as_deref();
+            let _ = crate::cache::findings::store(&dir, &key, &inventory, lock, &view);
         }
         all.extend(found);
     }
@@ -243,7 +249,7 @@ fn lock_pointer(server: &str, tool: Option<&str>) -> String {
 /// not pointed at.
 pub fn places(env: &Env, findings: &[Finding], sources: &Sources) -> Vec<Place> {
     let max = env
-        .inventory_spec(true)
+        .inventory_spec(Tools::Digests)
         .map_or(crate::inventory::DEFAULT_MAX_INPUT, |(_, o)| o.max_size);
     // Two passes: the first only asks which (file, pointer) each finding
     // could look up (answering "not found", every fallback is asked too),

@@ -7,6 +7,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{emit, Env, PlainFormat, Selection, Status};
+use crate::cache::lock::EntryFields;
 use crate::canon::Digest;
 use crate::cli::SelectArgs;
 use crate::compare::{pairs, Pair};
@@ -118,11 +119,17 @@ fn has_inventory(env: &Env, args: &SelectArgs) -> bool {
 /// The lock (digests only) from its file, or from `--at`'s revision.
 fn lock_alone(env: &Env, args: &SelectArgs, err: &mut dyn Write) -> Result<crate::lock::Lock> {
     if let Some(rev) = &args.at {
-        return Ok(env.lock_at(rev, false)?.0);
+        return Ok(env.lock_at(rev, EntryFields::Digests)?.0);
     }
     let path = env.lock_path()?;
-    match crate::lock::store::read_digests_only(&path, env.index_dir()?.as_deref(), true)? {
-        Some((lock, _)) => Ok(lock),
+    match crate::files::lock::read_input(&path)? {
+        Some(input) => Ok(crate::cache::lock::read(
+            &path,
+            input,
+            env.index_dir()?.as_deref(),
+            EntryFields::Digests,
+        )?
+        .0),
         None => {
             let _ = writeln!(
                 err,
@@ -204,7 +211,7 @@ pub fn run(
     let format = env.plain_format("status")?;
     let captured = has_inventory(env, args);
     let (inventory, lock) = if captured {
-        let (inventory, lock, _) = env.inventory_and_lock(args, None, false, err)?;
+        let (inventory, lock, _) = env.inventory_and_lock(args, None, EntryFields::Digests, err)?;
         (inventory, lock)
     } else {
         let paths: Vec<String> = env

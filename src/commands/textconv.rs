@@ -7,7 +7,7 @@ use std::io::Write;
 
 use anyhow::{anyhow, Result};
 
-use super::{emit, Env, Status};
+use super::{emit, Env, Status, Tools};
 use crate::cli::TextconvArgs;
 use crate::text::reveal;
 
@@ -17,7 +17,7 @@ use crate::text::reveal;
 /// text), and the cap is the one every other input has: `--max-input-size`,
 /// else `kams.maxInputSize`, else the default.
 pub fn run(env: &Env, args: &TextconvArgs, out: &mut dyn Write) -> Result<Status> {
-    let (_, opts) = env.inventory_spec(false)?;
+    let (_, opts) = env.inventory_spec(Tools::Whole)?;
     let bytes = crate::files::read_capped(&args.file, opts.max_size).map_err(|e| anyhow!("{e}"))?;
     emit(out, |o| o.write_all(reveal(&bytes).as_bytes()))?;
     Ok(0)

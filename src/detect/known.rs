@@ -2,7 +2,9 @@
 //! a run learned of it: values the edge keeps between runs (the findings
 //! memo, [`crate::cache::findings`]) and hands to [`super::run_with`], so
 //! that findings that depend on nothing new are not found again. Nothing
-//! here reads or writes anything.
+//! here reads or writes anything, and nothing names a lock: what was found
+//! against a lock is handed in only for the lock of this run, which the
+//! edge tells by the key it keeps beside it.
 
 use crate::canon::Digest;
 use crate::finding::Finding;
@@ -16,8 +18,8 @@ pub struct Remembered {
     /// True when no other per-tool detector reported anything.
     pub quiet: bool,
     /// The name of the tool's text it was found in
-    /// ([`crate::names::text`]; `None` for a server's own fields, and a
-    /// tool read without its text).
+    /// ([`crate::inventory::text_name`]; `None` for a server's own fields,
+    /// and a tool read without its text).
     pub text: Option<Digest>,
 }
 
@@ -31,41 +33,24 @@ pub struct Server {
     pub tools: Vec<Remembered>,
 }
 
-/// The findings that depend on the inventory and the lock, for one lock.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Settled {
-    /// The lock's index key (see [`crate::cache::lock::Key::name`]).
-    pub lock: String,
-    /// Every finding of the detectors that depend on nothing but the
-    /// inventory and the lock, with the severity the lock gave it.
-    pub findings: Vec<Finding>,
-}
-
-/// The findings of the whole-inventory passes that depend on the
-/// inventory's names and the lock ([`super::Depends::InventoryAndLock`] at
-/// [`super::Level::Inventory`]: shadowed and squatted names), for one
-/// lock: an inventory with the same names scanned against that lock has
-/// them too.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Passes {
-    /// The lock's index key.
-    pub lock: String,
-    /// Each such pass's findings, in detector order.
-    pub found: Vec<Vec<Finding>>,
-}
-
 /// What is remembered of an inventory.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Memo {
     /// Per server of the inventory, in order; empty when
-    /// [`crate::cache::findings::load`] found
-    /// the settled findings of the lock it was asked for (they are all a
-    /// scan then needs).
+    /// [`crate::cache::findings::load`] found the settled findings (they
+    /// are all a scan then needs).
     pub servers: Vec<Server>,
-    /// What was found against the lock last scanned with it.
-    pub settled: Option<Settled>,
-    /// What the passes on names found against that lock.
-    pub passes: Option<Passes>,
+    /// The settled findings against this run's lock: every finding of the
+    /// detectors that depend on nothing but the inventory and the lock,
+    /// with the severity the lock gave it.
+    pub settled: Option<Vec<Finding>>,
+    /// What the whole-inventory passes that depend on the inventory's
+    /// names and the lock ([`super::Depends::InventoryAndLock`] at
+    /// [`super::Level::Inventory`]: shadowed and squatted names) found
+    /// against this run's lock, each pass's findings in detector order:
+    /// an inventory with the same names scanned against that lock has
+    /// them too.
+    pub passes: Option<Vec<Vec<Finding>>>,
     /// True when it is another inventory's, with the same names
     /// ([`crate::cache::findings::load_earlier`]): only a tool whose text it
     /// names may be taken
@@ -81,28 +66,26 @@ pub struct Memo {
 pub struct Learned {
     /// Per server of the inventory, in order.
     pub servers: Vec<Server>,
-    /// The index key of the lock the run was against, if any: the findings
-    /// below are remembered for that lock only.
-    pub lock: Option<String>,
-    /// Where the settled findings ([`Settled::findings`]) are among the
-    /// run's.
-    pub settled: std::ops::Range<usize>,
-    /// Where each pass on names put its findings ([`Passes::found`]),
-    /// when they are as the pass found them (`None`: not remembered).
+    /// Where the settled findings ([`Memo::settled`]) are among the run's,
+    /// when they are remembered ([`super::Learn::InventoryAndLock`]): for
+    /// the lock the run was against only.
+    pub settled: Option<std::ops::Range<usize>>,
+    /// Where each pass on names put its findings ([`Memo::passes`]), when
+    /// they are remembered as the pass found them (`None`: not
+    /// remembered), for that lock only.
     pub passes: Option<Vec<std::ops::Range<usize>>>,
 }
 
 impl Learned {
     /// The memo to store, with `found` the run's findings.
     pub fn view<'a>(&'a self, found: &'a [Finding]) -> View<'a> {
-        let lock = self.lock.as_deref();
         View {
             servers: &self.servers,
-            settled: lock.map(|lock| (lock, &found[self.settled.clone()])),
-            passes: lock.zip(self.passes.as_ref()).map(|(lock, passes)| {
-                let found = passes.iter().map(|r| &found[r.clone()]).collect();
-                (lock, found)
-            }),
+            settled: self.settled.clone().map(|r| &found[r]),
+            passes: self
+                .passes
+                .as_ref()
+                .map(|passes| passes.iter().map(|r| &found[r.clone()]).collect()),
         }
     }
 
@@ -118,10 +101,10 @@ impl Learned {
 pub struct View<'a> {
     /// [`Memo::servers`].
     pub servers: &'a [Server],
-    /// [`Memo::settled`]: the lock's index key and the findings.
-    pub settled: Option<(&'a str, &'a [Finding])>,
-    /// [`Memo::passes`]: the lock's index key and each pass's findings.
-    pub passes: Option<(&'a str, Vec<&'a [Finding]>)>,
+    /// [`Memo::settled`].
+    pub settled: Option<&'a [Finding]>,
+    /// [`Memo::passes`].
+    pub passes: Option<Vec<&'a [Finding]>>,
 }
 
 impl View<'_> {
@@ -130,14 +113,11 @@ impl View<'_> {
     fn to_memo(&self) -> Memo {
         Memo {
             servers: self.servers.to_vec(),
-            settled: self.settled.map(|(lock, findings)| Settled {
-                lock: lock.to_string(),
-                findings: findings.to_vec(),
-            }),
-            passes: self.passes.as_ref().map(|(lock, found)| Passes {
-                lock: lock.to_string(),
-                found: found.iter().map(|f| f.to_vec()).collect(),
-            }),
+            settled: self.settled.map(<[Finding]>::to_vec),
+            passes: self
+                .passes
+                .as_ref()
+                .map(|found| found.iter().map(|f| f.to_vec()).collect()),
             earlier: false,
         }
     }
@@ -148,14 +128,11 @@ impl Memo {
     pub fn view(&self) -> View<'_> {
         View {
             servers: &self.servers,
-            settled: self
-                .settled
+            settled: self.settled.as_deref(),
+            passes: self
+                .passes
                 .as_ref()
-                .map(|s| (s.lock.as_str(), s.findings.as_slice())),
-            passes: self.passes.as_ref().map(|p| {
-                let found = p.found.iter().map(Vec::as_slice).collect();
-                (p.lock.as_str(), found)
-            }),
+                .map(|p| p.iter().map(Vec::as_slice).collect()),
         }
     }
 }

@@ -9,6 +9,16 @@
 //! pinned entry whose text did not change reports what its approver already
 //! saw at info; a pinned entry whose text changed and now trips a signal is
 //! critical.
+//!
+//! The driver reads each tool's text from the bytes the inventory was read
+//! from, and says it is done with a server's once its tools are read
+//! ([`crate::inventory::Server::release`]): a call of
+//! [`crate::bytes::Bytes::release`], whose cost the edge's holder decides
+//! (a mapped file drops its pages, bytes in memory do nothing), not an act
+//! of the core's own. It stays here, per server, because the edge sees the
+//! run only whole: released after it instead, a cold 2000x50 scan kept
+//! every tool's pages to its end and peaked at 189 MiB, not 142 MiB
+//! (docs/performance.md, "The redesign", "At the edge").
 
 mod ambiguous;
 mod hidden;
@@ -20,11 +30,6 @@ pub mod text;
 pub(crate) mod transport;
 
 use std::collections::BTreeSet;
-
-/// An inventory of servers with the given tool names, for the tests of
-/// the findings memo ([`crate::cache::findings`]).
-#[cfg(test)]
-pub(crate) use squat::tests::inventory as test_inventory;
 
 use crate::finding::{Class, Finding, Severity};
 use crate::inventory::Inventory;
@@ -116,7 +121,7 @@ pub enum Depends {
     /// tool.
     InventoryToReport,
     /// The inventory and the lock: the findings, with the severity the
-    /// lock gave them, are remembered for that lock ([`known::Settled`]).
+    /// lock gave them, are remembered for that lock ([`known::Memo::settled`]).
     InventoryAndLock,
     /// Anything (the client configs): it always runs.
     Anything,
@@ -137,7 +142,7 @@ pub fn all() -> Vec<Box<dyn Detector>> {
 /// Runs every detector over the inventory, then sets severities by what
 /// the lock says was approved.
 pub fn run(cx: &Context<'_>, workers: &dyn Workers) -> Vec<Finding> {
-    run_with(cx, None, None, Learn::Forget, workers).0
+    run_with(cx, None, Learn::Forget, workers).0
 }
 
 /// What a run found, by what it depends on.
@@ -165,35 +170,35 @@ enum Known<'a> {
 }
 
 /// Like [`run`], taking from `memo` (the inventory's, see [`memo`]) what
-/// it remembers: the settled findings when they were found against the
-/// lock whose index key is `lock`, else the per-tool findings of the pure
-/// detectors. Returns the findings, and, with [`Learn::Remember`] (a memo is kept),
-/// what to store when the memo changed (it names some of those findings:
-/// [`known::Learned::view`]).
+/// it remembers: the settled findings when it has them (the edge hands in
+/// only those found against this run's lock), else the per-tool findings
+/// of the pure detectors. Returns the findings, and, unless
+/// [`Learn::Forget`] (no memo is kept), what to store when the memo
+/// changed (it names some of those findings: [`known::Learned::view`]).
 pub fn run_with(
     cx: &Context<'_>,
     memo: Option<known::Memo>,
-    lock: Option<&str>,
     learn: Learn,
     workers: &dyn Workers,
 ) -> (Vec<Finding>, Option<known::Learned>) {
-    let learn = learn == Learn::Remember;
+    let with_lock = learn == Learn::InventoryAndLock;
+    let learn = learn != Learn::Forget;
     let (remembered, settled, passes_known, earlier) = match memo {
         Some(m) => (Some(m.servers), m.settled, m.passes, m.earlier),
         None => (None, None, None, false),
     };
-    let settled = settled.filter(|s| !earlier && lock == Some(s.lock.as_str()));
+    let settled = settled.filter(|_| !earlier);
     let detectors = all();
     // The passes on names found against this lock, for these names.
-    let passes_known = passes_known.filter(|p| {
+    let passes_known = passes_known.filter(|found| {
         let on_names = detectors
             .iter()
             .filter(|d| d.depends(Level::Inventory) == Depends::InventoryAndLock);
-        settled.is_none() && lock == Some(p.lock.as_str()) && p.found.len() == on_names.count()
+        settled.is_none() && found.len() == on_names.count()
     });
     let servers: Vec<&crate::inventory::Server> = cx.inventory.servers.values().collect();
     // With the settled findings in hand the per-tool part is not needed
-    // (nor read: see [`known::load`]).
+    // (nor read: see `crate::cache::findings::load`).
     let remembered = remembered.filter(|m| settled.is_none() && m.len() == servers.len());
     let is_settled = settled.is_some();
     // Per-tool work is independent: cut the servers into contiguous runs
@@ -221,7 +226,7 @@ pub fn run_with(
     // the per-server ones, in detector order.
     // Moved into the passes they serve: the run's findings are their
     // only copy (the memo stored names them there).
-    let mut known_passes = passes_known.into_iter().flat_map(|p| p.found);
+    let mut known_passes = passes_known.into_iter().flatten();
     let passes = detectors
         .iter()
         .map(|d| (d.depends(Level::Inventory), d))
@@ -301,24 +306,22 @@ pub fn run_with(
     for f in found.live.iter_mut().chain(&mut found.settled) {
         baseline(cx, f);
     }
-    if let Some(s) = settled {
-        let mut out = s.findings;
+    if let Some(mut out) = settled {
         out.extend(found.live);
         return (out, None);
     }
     // Nothing new to remember of this inventory's own memo without a lock.
-    let learned = match (remembered, lock) {
+    let learned = match remembered {
         _ if !learn => None,
-        (Some(_), None) if !earlier => None,
-        (remembered, lock) => Some(known::Learned {
+        Some(_) if !earlier && !with_lock => None,
+        remembered => Some(known::Learned {
             // This inventory's own memo, or what was learned and carried.
             servers: match remembered {
                 Some(own) if !earlier => own,
                 _ => fresh.servers,
             },
-            lock: lock.map(str::to_string),
-            settled: 0..found.settled.len(),
-            passes: as_found.then_some(on_names),
+            settled: with_lock.then_some(0..found.settled.len()),
+            passes: (with_lock && as_found).then_some(on_names),
         }),
     };
     let mut out = found.settled;
@@ -326,13 +329,17 @@ pub fn run_with(
     (out, learned)
 }
 
-/// Whether a run says what it learned, for the edge to keep (a memo is
-/// kept for this inventory) or not.
+/// What a run says it learned ([`known::Learned`]), for the edge to keep:
+/// by what the edge can keep it under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Learn {
-    /// Return what was learned ([`known::Learned`]).
-    Remember,
-    /// Return nothing to keep.
+    /// What depends on the inventory alone: a memo is kept for this
+    /// inventory, but no key names the lock.
+    Inventory,
+    /// That, and what depends on the inventory and the lock: a key names
+    /// the lock too, which the edge keeps beside it.
+    InventoryAndLock,
+    /// Nothing: no memo is kept.
     Forget,
 }
 
@@ -430,7 +437,8 @@ fn per_server<'m>(
         }
         if read {
             // Its tools' text is not needed again (a system call: not
-            // made for a server whose tools were all remembered).
+            // made for a server whose tools were all remembered; here, not
+            // at the edge: see the module comment).
             server.release();
         }
     }
@@ -577,22 +585,12 @@ fn baseline(cx: &Context<'_>, f: &mut Finding) {
     }
 }
 
-/// Calls `f` with the view of each tool of `server`, in order: how tests
-/// drive [`Detector::tool`] by hand.
 #[cfg(test)]
-pub(crate) fn each_tool(server: &crate::inventory::Server, mut f: impl FnMut(&ToolView<'_>)) {
-    for (name, tool) in &server.tools {
-        let raw = tool.raw();
-        f(&ToolView {
-            server: &server.name,
-            tool: name,
-            raw: &raw,
-        });
-    }
-}
+pub(crate) mod testing;
 
 #[cfg(test)]
 mod tests {
+    use super::testing::each_tool;
     use super::*;
 
     /// Every inventory of the corpus (attacks and real tools) and the
@@ -616,7 +614,7 @@ mod tests {
                 }
                 let bytes = std::fs::read(&path).expect("reads");
                 if let Ok(inv) =
-                    crate::cache::inventory::read_files(vec![(path.clone(), bytes)], &opts)
+                    crate::inventory::read_in_memory(vec![(path.clone(), bytes)], &opts)
                 {
                     out.push((path, inv));
                 }
@@ -852,11 +850,12 @@ mod tests {
         let opts = crate::inventory::ReadOptions {
             max_size: 1 << 30,
             digests_only: true,
-            index_dir: Some(dir.path().to_path_buf()),
             ..Default::default()
         };
         let bytes = std::fs::read(&path).expect("the corpus");
-        crate::cache::inventory::read_files(vec![(path, bytes)], &opts).expect("reads")
+        crate::cache::inventory::read_files(vec![(path, bytes)], &opts, Some(dir.path()))
+            .expect("reads")
+            .0
     }
 
     /// An earlier inventory's memo serves a tool whose text it names, and
@@ -881,17 +880,15 @@ mod tests {
                 .flat_map(|s| s.tools.iter().map(|t| t.text))
                 .collect()
         };
-        let (cold, learned) = run_with(&cx, None, None, Learn::Remember, &crate::work::InOrder);
+        let (cold, learned) = run_with(&cx, None, Learn::Inventory, &crate::work::InOrder);
         assert_eq!(
             run(&cx, &crate::work::InOrder),
             cold,
             "the same, with nothing learned"
         );
-        assert!(
-            run_with(&cx, None, None, Learn::Forget, &crate::work::InOrder)
-                .1
-                .is_none()
-        );
+        assert!(run_with(&cx, None, Learn::Forget, &crate::work::InOrder)
+            .1
+            .is_none());
         let learned = learned.expect("a first run remembers");
         let named = texts(&learned.servers);
         assert!(
@@ -918,13 +915,8 @@ mod tests {
             .position(|name| name == "invariant-direct-poisoning")
             .expect("the attack's server");
         earlier.servers[changed].tools[0].text = Some(crate::canon::Digest::of(b"other"));
-        let (found, relearned) = run_with(
-            &cx,
-            Some(earlier),
-            None,
-            Learn::Remember,
-            &crate::work::InOrder,
-        );
+        let (found, relearned) =
+            run_with(&cx, Some(earlier), Learn::Inventory, &crate::work::InOrder);
         let marks = found
             .iter()
             .filter(|f| f.message.starts_with("remembered"))
@@ -952,9 +944,11 @@ mod tests {
     }
 
     /// The passes on names that an earlier inventory's memo found against
-    /// a lock serve a scan against that lock only.
+    /// the lock serve (the edge hands them in for that lock only:
+    /// `crate::cache::findings`), and are remembered only where a key
+    /// names the lock.
     #[test]
-    fn an_earlier_memos_passes_serve_for_its_lock_only() {
+    fn an_earlier_memos_passes_serve_against_its_lock() {
         let mut inventory = with_texts("attacks/invariant-shadowing.json");
         // A shadowed name and a squatted one.
         let names: &[(&str, &[&str])] = &[
@@ -964,27 +958,19 @@ mod tests {
         ];
         inventory
             .servers
-            .append(&mut super::squat::tests::inventory(names).servers);
+            .append(&mut super::testing::inventory(names).servers);
         let lock = Lock::default();
         let cx = Context {
             inventory: &inventory,
             lock: &lock,
             configs: &[],
         };
-        let (found, learned) = run_with(
-            &cx,
-            None,
-            Some("blake3-01"),
-            Learn::Remember,
-            &crate::work::InOrder,
-        );
+        let (found, learned) = run_with(&cx, None, Learn::InventoryAndLock, &crate::work::InOrder);
         let mut earlier = learned.expect("a first run remembers").memo(&found);
         // Without client configs every finding is settled.
         let settled = earlier.settled.as_ref().expect("the settled findings");
-        assert_eq!(settled.lock, "blake3-01");
-        assert_eq!(settled.findings, found);
+        assert_eq!(*settled, found);
         let passes = earlier.passes.as_mut().expect("the passes on names");
-        assert_eq!(passes.lock, "blake3-01");
         let on_names: Vec<Vec<Finding>> = all()
             .iter()
             .filter(|d| d.depends(Level::Inventory) == Depends::InventoryAndLock)
@@ -996,8 +982,8 @@ mod tests {
             .collect();
         assert_eq!(on_names.len(), 2, "shadow's and squat's");
         assert!(on_names.iter().all(|f| !f.is_empty()), "{on_names:?}");
-        assert_eq!(passes.found, on_names, "as the passes found them");
-        for found in &mut passes.found {
+        assert_eq!(*passes, on_names, "as the passes found them");
+        for found in passes.iter_mut() {
             found.push(Finding {
                 message: "remembered".into(),
                 ..finding(Class::Shadow, Severity::Low, "t", "/name")
@@ -1005,18 +991,19 @@ mod tests {
         }
         earlier.settled = None;
         earlier.earlier = true;
-        let marks = |lock: &str| {
-            let (found, _) = run_with(
-                &cx,
-                Some(earlier.clone()),
-                Some(lock),
-                Learn::Remember,
-                &crate::work::InOrder,
-            );
-            found.iter().filter(|f| f.message == "remembered").count()
-        };
-        assert_eq!(marks("blake3-01"), 2, "its lock");
-        assert_eq!(marks("blake3-02"), 0, "another lock");
+        let (found, learned) = run_with(
+            &cx,
+            Some(earlier),
+            Learn::InventoryAndLock,
+            &crate::work::InOrder,
+        );
+        let marks = found.iter().filter(|f| f.message == "remembered").count();
+        assert_eq!(marks, 2, "each pass's");
+        assert!(learned.expect("carried").passes.is_some());
+        // With no key for the lock, nothing found against it is kept.
+        let (_, learned) = run_with(&cx, None, Learn::Inventory, &crate::work::InOrder);
+        let learned = learned.expect("a first run remembers");
+        assert_eq!((learned.settled, learned.passes), (None, None));
     }
 
     fn finding(class: Class, severity: Severity, tool: &str, field: &str) -> Finding {

@@ -108,7 +108,7 @@ pub fn commit_files(
     let mut files = Vec::with_capacity(rels.len());
     for rel in rels {
         let on_disk = top.join(rel);
-        let bytes = crate::files::read_existing(&on_disk, crate::lock::store::MAX_LOCK_SIZE)?
+        let bytes = crate::files::read_existing(&on_disk, crate::lock::MAX_LOCK_SIZE)?
             .ok_or_else(|| anyhow!("{}: no such file", on_disk.display()))?;
         let blob = repo.write_blob(&bytes)?.detach();
         files.push((gix::path::into_bstr(rel)?.into_owned(), blob, on_disk));

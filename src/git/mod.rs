@@ -114,7 +114,7 @@ impl Repo {
     /// says when it cannot be read).
     pub fn blob(&self, id: gix::ObjectId, commit: gix::ObjectId, rel: &Path) -> Result<Vec<u8>> {
         let repo = self.require("reading at a revision")?;
-        read_blob(repo, id, crate::lock::store::MAX_LOCK_SIZE, commit, rel)
+        read_blob(repo, id, crate::lock::MAX_LOCK_SIZE, commit, rel)
     }
 
     /// The id of the blob at `rel` in the tree of `commit`, without reading

@@ -91,11 +91,10 @@ pub struct Tool {
     pub pointer: String,
     /// Where to rebuild the fields from, when they were dropped.
     pub lazy: Lazy,
-    /// The name of that text ([`crate::cache::store::name_text`]), when
-    /// it was read with [`ReadOptions::digests_only`] and an index
-    /// ([`ReadOptions::index_dir`]): what an earlier reading of the same
-    /// text ([`crate::cache::inventory::Earlier`]) and the detectors' memo
-    /// ([`crate::cache::findings`]) know it by.
+    /// The name of that text ([`text_name`]), when it was read with
+    /// [`ReadOptions::digests_only`] and [`Help::name_texts`]: what an
+    /// earlier reading of the same text ([`Recall`]) and the detectors'
+    /// memo ([`crate::detect::known`]) know it by.
     pub text: Option<crate::canon::Digest>,
 }
 
@@ -166,8 +165,6 @@ pub struct Server {
 pub struct Inventory {
     /// Servers by name.
     pub servers: BTreeMap<String, Server>,
-    /// The key of its index ([`index`]), when it was read with one.
-    pub index_key: Option<crate::canon::Digest>,
 }
 
 impl Inventory {
@@ -219,9 +216,6 @@ pub struct ReadOptions {
     /// Keep only the tools' digests (and where to rebuild them from), so
     /// that scanning a large inventory does not hold every tree in memory.
     pub digests_only: bool,
-    /// Where inventory indexes are kept (a common git directory; see
-    /// [`index`]), for reads with `digests_only`.
-    pub index_dir: Option<PathBuf>,
 }
 
 impl Default for ReadOptions {
@@ -230,7 +224,6 @@ impl Default for ReadOptions {
             server: None,
             max_size: DEFAULT_MAX_INPUT,
             digests_only: false,
-            index_dir: None,
         }
     }
 }
@@ -276,9 +269,19 @@ pub trait Recall {
 pub struct Help<'e> {
     /// What an earlier reading knew of each tool's text.
     pub earlier: Option<&'e dyn Recall>,
-    /// Whether each tool's text is named ([`Tool::text`]): only for an
-    /// inventory whose index is kept, the only one that needs it.
-    pub name_texts: bool,
+    /// Whether each tool's text is named ([`Tool::text`]).
+    pub texts: TextNames,
+}
+
+/// Whether a reading names each tool's text ([`Tool::text`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TextNames {
+    /// Not named: nothing would look them up.
+    #[default]
+    Unnamed,
+    /// Named: for an inventory whose index is kept, the only one that
+    /// needs it.
+    Named,
 }
 
 /// Reads inventory files (each named by the path shown in messages, its

@@ -12,7 +12,7 @@ use super::build::{build_tool, holds_object, tool_field};
 use super::shape::Fail;
 #[cfg(doc)]
 use super::Inventory;
-use super::{text_name, Help, Recall, Tool};
+use super::{text_name, Help, Recall, TextNames, Tool};
 use crate::bytes::Shared;
 use crate::canon::{write_string, Escape};
 use crate::descriptor::{Descriptor, Lazy};
@@ -114,7 +114,7 @@ pub(super) fn read_tools(
         };
         let end = r.offset();
         let text = &(**bytes).as_ref()[start..end];
-        let hash = reading.help.name_texts.then(|| text_name(text));
+        let hash = (reading.help.texts == TextNames::Named).then(|| text_name(text));
         let digested = match earlier {
             None => digested,
             Some(earlier) => {

@@ -18,6 +18,10 @@ use crate::json::{self, Value};
 /// reader of version 1 would not know.
 pub const FORMAT_VERSION: u64 = 2;
 
+/// Largest lock accepted, in bytes: every reader refuses a larger one,
+/// from a file or from git.
+pub const MAX_LOCK_SIZE: u64 = 1 << 30;
+
 /// Whether a person vouched for an entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {

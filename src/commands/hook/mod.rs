@@ -23,7 +23,7 @@ use anyhow::{anyhow, Context, Result};
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::{Env, Status};
+use super::{Env, Status, Tools};
 use crate::cli::{HookArgs, HookKind};
 use crate::compare;
 use crate::finding::Class;
@@ -163,7 +163,7 @@ pub fn check(
     let repo = hooks::for_hook(env.repo.require(&format!("git kams hook {name}"))?)?;
     let mut notes = Vec::new();
     let policy = env.policy(&mut notes)?;
-    let (_, opts) = env.inventory_spec(true)?;
+    let (_, opts) = env.inventory_spec(Tools::Digests)?;
     let lock_rel = env.lock_relative()?;
     let mut check = Check {
         repo: &repo,
@@ -382,7 +382,7 @@ impl Check<'_> {
             return Ok(Vec::new());
         }
         let mut inventory =
-            crate::cache::inventory::read_files(files, &self.opts).map_err(|e| anyhow!("{e}"))?;
+            crate::inventory::read_in_memory(files, &self.opts).map_err(|e| anyhow!("{e}"))?;
         let lock_name = self.locks.rel().display().to_string();
         let mut lock = match self.locks.lock_at(tip)? {
             Some(l) => (*l).clone(),
@@ -400,7 +400,7 @@ impl Check<'_> {
         // differ, whose fields are named.
         let drifted = compare::drifted(&compare::pairs(&inventory, &lock));
         lock.materialize(&drifted).map_err(|e| {
-            crate::lock::store::lock_error(Path::new(&format!("{}:{lock_name}", short(tip))), e)
+            crate::files::lock::lock_error(Path::new(&format!("{}:{lock_name}", short(tip))), e)
         })?;
         inventory.materialize(&drifted);
 

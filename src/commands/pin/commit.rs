@@ -7,10 +7,20 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
-use crate::commands::Env;
+use crate::commands::{Env, Tools};
+use crate::files::lock::Guard;
 use crate::inventory::Inventory;
-use crate::lock::store::Guard;
 use crate::lock::Lock;
+
+/// Whether an approval is committed, or only written to the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Commit {
+    /// Commit it, in a work tree, alone with the inventory files it was
+    /// reviewed from.
+    Make,
+    /// Only write the lock (`--no-commit`).
+    Skip,
+}
 
 /// Where an approval went: written to the lock, or also committed.
 pub enum Written {
@@ -41,8 +51,8 @@ impl std::fmt::Display for Written {
     }
 }
 
-/// Writes an approved `lock` under `guard` and, in a work tree unless
-/// `no_commit`, commits it alone with `message` (which carries the
+/// Writes an approved `lock` under `guard` and, in a work tree when
+/// `commit` says to, commits it alone with `message` (which carries the
 /// sign-off). Shared by `pin` and `import` so that every approval reaches
 /// git the same way.
 pub fn write_approval(
@@ -50,14 +60,13 @@ pub fn write_approval(
     guard: Guard,
     lock: &Lock,
     path: &Path,
-    no_commit: bool,
+    commit: Commit,
     message: &str,
     reviewed: &Reviewed,
 ) -> Result<Written> {
-    let commit_in = if no_commit {
-        None
-    } else {
-        commit_target(env, path)
+    let commit_in = match commit {
+        Commit::Make => commit_target(env, path),
+        Commit::Skip => None,
     };
     let Some((repo, rel)) = commit_in else {
         guard.commit(lock)?;
@@ -148,7 +157,7 @@ pub(crate) fn inventory_not_committed(env: &Env, reviewed: &Reviewed) -> Result<
     for rel in reviewed_in_tree(env, reviewed.files()) {
         let on_disk = env.repo.workdir.as_ref().map(|t| t.join(&rel));
         let now = on_disk.and_then(|p| {
-            crate::files::read_existing(&p, crate::lock::store::MAX_LOCK_SIZE)
+            crate::files::read_existing(&p, crate::lock::MAX_LOCK_SIZE)
                 .ok()
                 .flatten()
         });
@@ -168,7 +177,7 @@ fn removed_inventory(env: &Env, repo: &gix::Repository) -> Result<Vec<PathBuf>> 
     let (Ok(head), Some(top)) = (repo.head_id(), env.repo.workdir.as_ref()) else {
         return Ok(Vec::new());
     };
-    let (_, opts) = env.inventory_spec(true)?;
+    let (_, opts) = env.inventory_spec(Tools::Digests)?;
     let mut out = Vec::new();
     for rel in env.inventory_relative()? {
         let Some(files) = crate::git::inventory_files_at(repo, head.detach(), &rel, opts.max_size)?
@@ -189,7 +198,7 @@ fn removed_inventory(env: &Env, repo: &gix::Repository) -> Result<Vec<PathBuf>> 
 /// lock and committing it does not go unnoticed.
 pub(super) fn uncommitted_lock(env: &Env, path: &std::path::Path) -> Option<std::path::PathBuf> {
     let (_, rel) = commit_target(env, path)?;
-    let on_disk = crate::files::read_existing(path, crate::lock::store::MAX_LOCK_SIZE)
+    let on_disk = crate::files::read_existing(path, crate::lock::MAX_LOCK_SIZE)
         .ok()
         .flatten()?;
     let head = env.repo.commit_of("HEAD").ok();

@@ -31,18 +31,18 @@ use anyhow::{bail, Result};
 pub(crate) use self::apply::{apply, Plan};
 use self::commit::uncommitted_lock;
 pub(crate) use self::commit::{files_of, inventory_not_committed};
-pub use self::commit::{write_approval, Reviewed, Written};
+pub use self::commit::{write_approval, Commit, Reviewed, Written};
 pub(crate) use self::gate::gate;
 pub(crate) use self::message::approval_message;
 pub use self::message::commit_message;
 pub(crate) use self::plan::{approved_renames, plan, renamed_by, Action};
-pub(crate) use self::summary::{write_kept_denied, write_summary};
+pub(crate) use self::summary::{write_kept_denied, write_summary, Lines};
 use self::summary::{write_lines, Tally};
 use super::{emit, Env, Selection, Status};
 use crate::cli::PinArgs;
 use crate::compare::pairs;
+use crate::files::lock::Guard;
 use crate::git::message::Acceptance;
-use crate::lock::store::Guard;
 use crate::text::{escape_display, has_concealing};
 
 /// The approver: `--approver`, else git config `user.name` and `user.email`.
@@ -72,7 +72,7 @@ pub fn check_approver(who: &str) -> Result<()> {
 
 /// Runs `pin`.
 pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
-    let who = approver(env, args.approver.as_deref())?;
+    let who = approver(env, args.commit.approver.as_deref())?;
     let inventory = env.inventory()?;
     let path = env.lock_path()?;
     let guard = Guard::acquire(&path)?;
@@ -102,7 +102,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
     } else {
         Reviewed::Files(files_of(&inventory, &approved))
     };
-    if actions.is_empty() && !args.no_commit {
+    if actions.is_empty() && args.commit.commit() == Commit::Make {
         // Pinned and unchanged, but the inventory they were approved from
         // is not committed as it is (an approval made before pin committed
         // it, or by hand): the hooks compare the committed inventory, so
@@ -128,7 +128,8 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
                 if stale.len() == 1 { "" } else { "s" }
             );
             let message = commit_message(&subject, &args.note, &who, &lines);
-            let done = write_approval(env, guard, &lock, &path, false, &message, &in_commit)?;
+            let done =
+                write_approval(env, guard, &lock, &path, Commit::Make, &message, &in_commit)?;
             emit(out, |o| {
                 for l in &lines {
                     writeln!(o, "{l}")?;
@@ -143,10 +144,9 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
     }
     if actions.is_empty() {
         drop(guard);
-        let uncommitted = if args.no_commit {
-            None
-        } else {
-            uncommitted_lock(env, &path)
+        let uncommitted = match args.commit.commit() {
+            Commit::Make => uncommitted_lock(env, &path),
+            Commit::Skip => None,
         };
         emit(out, |o| {
             writeln!(
@@ -230,18 +230,19 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
             return Ok(0);
         }
     }
+    let show = if ask { Lines::Printed } else { Lines::Print };
     let message = approval_message(&args.note, &who, &lines);
     let done = write_approval(
         env,
         guard,
         &lock,
         &path,
-        args.no_commit,
+        args.commit.commit(),
         &message,
         &reviewed,
     )?;
     emit(out, |o| {
-        write_summary(o, &lines, !ask, "approved", &who, &done)
+        write_summary(o, &lines, show, "approved", &who, &done)
     })?;
     Ok(0)
 }

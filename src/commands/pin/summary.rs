@@ -29,18 +29,27 @@ pub(crate) fn write_kept_denied(
     Ok(())
 }
 
-/// An approval's lines (unless `show` is false: they were shown before
-/// the question) and its summary: `VERB by WHO (TALLY): DONE`. Shared by
-/// `pin`, `review` and `deny`, whose counts are one [`Tally`].
+/// Whether an approval's lines are printed with its summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lines {
+    /// Print them, then the summary.
+    Print,
+    /// They were printed before the question: the summary alone.
+    Printed,
+}
+
+/// An approval's `lines` (as `show` says) and its summary: `VERB by WHO
+/// (TALLY): DONE`. Shared by `pin`, `review` and `deny`, whose counts are
+/// one [`Tally`].
 pub(crate) fn write_summary(
     o: &mut dyn Write,
     lines: &[String],
-    show: bool,
+    show: Lines,
     verb: &str,
     who: &str,
     done: &Written,
 ) -> std::io::Result<()> {
-    if show {
+    if show == Lines::Print {
         write_lines(lines, o)?;
     }
     writeln!(

@@ -343,10 +343,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::cache::inventory::read_files;
-    use crate::files::read_inventory;
     use crate::finding::Severity;
-    use crate::inventory::{Inventory, ReadOptions};
+    use crate::inventory::{read_in_memory, Inventory, ReadOptions};
     use crate::lock::Lock;
 
     fn opts() -> ReadOptions {
@@ -367,13 +365,15 @@ mod tests {
         let mut out = Vec::new();
         for server in inv.servers.values() {
             Poison::default().server(&cx, &ServerView::of(server), &mut out);
-            super::super::each_tool(server, |view| Poison::default().tool(&cx, view, &mut out));
+            crate::detect::testing::each_tool(server, |view| {
+                Poison::default().tool(&cx, view, &mut out)
+            });
         }
         out
     }
 
     pub(super) fn scan(json: &str) -> Vec<Finding> {
-        let inv = read_files(
+        let inv = read_in_memory(
             vec![(PathBuf::from("t.json"), json.as_bytes().to_vec())],
             &opts(),
         )
@@ -797,6 +797,12 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
     }
 
+    /// The inventory in `file`.
+    fn read_inventory(file: &Path) -> Result<Inventory, crate::inventory::InputError> {
+        let bytes = std::fs::read(file).expect("a corpus file");
+        read_in_memory(vec![(file.to_path_buf(), bytes)], &opts())
+    }
+
     fn json_files(dir: &Path) -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
             .expect("corpus folder")
@@ -827,7 +833,7 @@ mod tests {
             let name = file.file_name().unwrap().to_string_lossy().to_string();
             let meta: serde_json::Value =
                 serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-            let inv = read_inventory(std::slice::from_ref(&file), &opts()).expect("attack file");
+            let inv = read_inventory(&file).expect("attack file");
             let fs = scan_inventory(&inv);
             let mut by_sev = BTreeMap::new();
             for f in &fs {
@@ -870,7 +876,7 @@ mod tests {
         let mut flagged: BTreeMap<&str, usize> = BTreeMap::new();
         let mut loud = Vec::new();
         for file in json_files(&corpus().join("real")) {
-            let inv = read_inventory(std::slice::from_ref(&file), &opts()).expect("real file");
+            let inv = read_inventory(&file).expect("real file");
             tools += inv.servers.values().map(|s| s.tools.len()).sum::<usize>();
             let fs = scan_inventory(&inv);
             let mut worst: BTreeMap<String, Severity> = BTreeMap::new();

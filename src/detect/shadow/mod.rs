@@ -290,8 +290,8 @@ fn collision(
 
 #[cfg(test)]
 mod tests {
-    use super::super::squat::tests::{inventory, pinned};
     use super::*;
+    use crate::detect::testing::{inventory, pinned};
     use crate::inventory::Inventory;
     use crate::lock::Lock;
 
@@ -306,7 +306,7 @@ mod tests {
         let mut out = Vec::new();
         for s in inv.servers.values() {
             shadow.server(&cx, &ServerView::of(s), &mut out);
-            super::super::each_tool(s, |view| shadow.tool(&cx, view, &mut out));
+            crate::detect::testing::each_tool(s, |view| shadow.tool(&cx, view, &mut out));
         }
         shadow.inventory(&cx, &mut out);
         Finding::sort(&mut out);

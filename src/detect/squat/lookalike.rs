@@ -151,7 +151,8 @@ fn capital_i_as_l(name: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{inventory, squats, subjects};
+    use super::super::tests::{squats, subjects};
+    use crate::detect::testing::inventory;
     use crate::finding::Severity;
     use crate::lock::Lock;
 

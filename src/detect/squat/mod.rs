@@ -544,79 +544,9 @@ fn distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::descriptor::{Descriptor, Lazy};
-    use crate::inventory::{parse_file, Inventory, ReadOptions};
-    use crate::json::Object;
-    use crate::lock::{Entry, Lock};
-    use std::path::Path;
-
-    /// An inventory of servers given as (name, tool names).
-    pub fn inventory(servers: &[(&str, &[&str])]) -> Inventory {
-        let mut inv = Inventory::default();
-        for (server, tools) in servers {
-            let tools: Vec<String> = tools
-                .iter()
-                .map(|t| {
-                    format!(
-                        r#"{{"name":{},"description":"d","inputSchema":{{"type":"object"}}}}"#,
-                        json_str(t)
-                    )
-                })
-                .collect();
-            let text = format!(r#"{{"server":"{server}","tools":[{}]}}"#, tools.join(","));
-            for s in parse_file(
-                Path::new("t.json"),
-                text.as_bytes(),
-                &ReadOptions::default(),
-            )
-            .unwrap()
-            {
-                inv.servers.insert(s.name.clone(), s);
-            }
-        }
-        inv
-    }
-
-    fn json_str(s: &str) -> String {
-        let mut out = String::from("\"");
-        for c in s.chars() {
-            match c {
-                '"' | '\\' => {
-                    out.push('\\');
-                    out.push(c);
-                }
-                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        out
-    }
-
-    /// A lock pinning (server, tool) pairs.
-    pub fn pinned(entries: &[(&str, &str)]) -> Lock {
-        let mut lock = Lock::default();
-        for (server, tool) in entries {
-            let mut fields = Object::new();
-            fields.insert("name".into(), crate::json::Value::String(tool.to_string()));
-            let (descriptor, _) = Descriptor::new(fields);
-            lock.servers
-                .entry(server.to_string())
-                .or_default()
-                .tools
-                .insert(
-                    tool.to_string(),
-                    Entry {
-                        state: State::Pinned,
-                        descriptor,
-                        first_seen: "2026-01-01T00:00:00Z".into(),
-                        approval: None,
-                        lazy: Lazy(None),
-                    },
-                );
-        }
-        lock
-    }
+    use crate::detect::testing::{inventory, pinned};
+    use crate::inventory::Inventory;
+    use crate::lock::Lock;
 
     pub(super) fn squats(inv: &Inventory, lock: &Lock) -> Vec<(String, String, Severity, String)> {
         let cx = Context {

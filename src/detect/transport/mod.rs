@@ -313,25 +313,36 @@ mod tests {
     use crate::inventory::Inventory;
     use crate::lock::Lock;
 
-    pub(super) fn review(entry: &str) -> Vec<Finding> {
-        let (v, _) = crate::json::parse(entry.as_bytes()).unwrap();
-        let configs = vec![ClientServer {
+    /// Server `s` of `.mcp.json`, its config `entry` holding keys at
+    /// `duplicates` more than once.
+    fn config(entry: Object, duplicates: Vec<String>) -> ClientServer {
+        ClientServer {
             name: "s".into(),
             source: ".mcp.json".into(),
             pointer: "/mcpServers/s".into(),
-            entry: v.as_object().unwrap().clone(),
-            duplicates: Vec::new(),
-        }];
+            entry,
+            duplicates,
+        }
+    }
+
+    /// What the detector finds in `configs` alone.
+    fn found(configs: &[ClientServer]) -> Vec<Finding> {
         let inventory = Inventory::default();
         let lock = Lock::default();
         let cx = Context {
             inventory: &inventory,
             lock: &lock,
-            configs: &configs,
+            configs,
         };
         let mut out = Vec::new();
         Transport.inventory(&cx, &mut out);
         out
+    }
+
+    /// What the detector finds in the config `entry` of one server.
+    pub(super) fn review(entry: &str) -> Vec<Finding> {
+        let (v, _) = crate::json::parse(entry.as_bytes()).unwrap();
+        found(&[config(v.as_object().unwrap().clone(), Vec::new())])
     }
 
     /// (severity, field) of every finding above info.
@@ -447,24 +458,11 @@ mod tests {
 
     #[test]
     fn config_duplicates_are_ambiguous() {
-        let configs = vec![ClientServer {
-            name: "s".into(),
-            source: ".mcp.json".into(),
-            pointer: "/mcpServers/s".into(),
-            entry: Object::new(),
-            duplicates: vec![String::new(), "/env/K".into()],
-        }];
-        let inventory = Inventory::default();
-        let lock = Lock::default();
-        let cx = Context {
-            inventory: &inventory,
-            lock: &lock,
-            configs: &configs,
-        };
-        let mut out = Vec::new();
-        Transport.inventory(&cx, &mut out);
-        let got: Vec<(Class, Option<String>)> =
-            out.into_iter().map(|f| (f.class, f.field)).collect();
+        let configs = [config(Object::new(), vec![String::new(), "/env/K".into()])];
+        let got: Vec<(Class, Option<String>)> = found(&configs)
+            .into_iter()
+            .map(|f| (f.class, f.field))
+            .collect();
         assert_eq!(
             got,
             [

@@ -55,7 +55,7 @@ impl Version {
                 index: None,
                 refused: Some(format!(
                     "larger than {} bytes: not read",
-                    crate::lock::store::MAX_LOCK_SIZE
+                    crate::lock::MAX_LOCK_SIZE
                 )),
                 full: OnceCell::new(),
             },
@@ -455,7 +455,7 @@ pub(super) fn read_blob(
         .find_header(blob)
         .with_context(|| format!("cannot read blob {blob} of {}", path.display()))?
         .size();
-    if size > crate::lock::store::MAX_LOCK_SIZE {
+    if size > crate::lock::MAX_LOCK_SIZE {
         return Ok(None);
     }
     let object = repo

@@ -79,16 +79,10 @@ impl<'r> LockHistory<'r> {
 
     /// Reads and verifies (digests only) the lock in `blob`, `commit`'s.
     fn read(&self, commit: ObjectId, blob: ObjectId) -> Result<Lock> {
-        let bytes = crate::git::read_blob(
-            self.repo,
-            blob,
-            lock::store::MAX_LOCK_SIZE,
-            commit,
-            &self.rel,
-        )?;
+        let bytes = crate::git::read_blob(self.repo, blob, lock::MAX_LOCK_SIZE, commit, &self.rel)?;
         let shown = format!("{}:{}", commit.to_hex_with_len(12), self.rel.display());
         Lock::parse_digests_only(Arc::new(crate::bytes::strip_bom(bytes)))
-            .map_err(|e| lock::store::lock_error(Path::new(&shown), e))
+            .map_err(|e| crate::files::lock::lock_error(Path::new(&shown), e))
     }
 
     /// The commit where the histories of `a` and `b` meet (`None`: they

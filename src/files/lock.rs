@@ -1,4 +1,5 @@
-//! Reading and writing `kams.lock` on disk.
+//! Reading and writing `kams.lock` on disk: the edge of [`crate::lock`],
+//! whose format, reader and writer are pure.
 //!
 //! A writer takes `kams.lock.lock` with `O_CREAT|O_EXCL` (git's own
 //! convention for `index.lock`), reads the current lock while holding it,
@@ -11,17 +12,19 @@
 //! that nobody holds and that is older than [`STALE_AFTER`] was left by a
 //! killed run: the next writer removes it, says so, and goes on, instead of
 //! refusing forever.
+//!
+//! A reader that keeps digests only goes through the lock's index
+//! ([`crate::cache::lock::read`]), from the bytes [`read_input`] gives.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use super::format::Lock;
-use crate::files::read_capped;
-
-/// Largest lock accepted.
-pub const MAX_LOCK_SIZE: u64 = 1 << 30;
+use super::read_capped;
+use crate::input::Input;
+use crate::lock::format::LockError;
+use crate::lock::{Lock, MAX_LOCK_SIZE};
 
 /// Reads the lock at `path`: `Ok(None)` when there is no file, an error
 /// (never an empty lock) when it cannot be read or parsed.
@@ -32,45 +35,15 @@ pub fn read(path: &Path) -> Result<Option<Lock>> {
     parse_at(path, &bytes).map(Some)
 }
 
-/// Like [`read`], keeping only digests (see [`Lock::parse_digests_only`]).
-///
-/// A large lock is mapped, and the pages of the part already verified are
-/// given back as the reader goes: a lock larger than the memory a scan
-/// should take is never held whole.
-///
-/// With `index_dir` (a common git directory), a lock whose text was read
-/// before is taken from its index ([`crate::cache::lock`]) instead of being
-/// parsed and verified again (with its entries' field digests only if
-/// `field_digests`), and a lock read now is indexed.
-pub fn read_digests_only(
-    path: &Path,
-    index_dir: Option<&Path>,
-    field_digests: bool,
-) -> Result<Option<(Lock, Option<crate::cache::lock::Key>)>> {
+/// The lock file's bytes past any byte order mark, read, or mapped when
+/// large ([`Input::read`]), `None` when there is no file; an error as for
+/// [`read_bytes`].
+pub fn read_input(path: &Path) -> Result<Option<Input>> {
     if !exists(path)? {
         return Ok(None);
     }
-    let input = crate::input::Input::read(path, MAX_LOCK_SIZE)
-        .map_err(|e| anyhow!("{e}"))?
-        .strip_bom();
-    let input = std::sync::Arc::new(input);
-    let release = |n: usize| input.release(0..n);
-    let key = index_dir.map(|dir| {
-        crate::cache::lock::Key::Text(crate::cache::stamp::digest_of(dir, path, &input))
-    });
-    if let (Some(dir), Some(key)) = (index_dir, &key) {
-        if let Some(lock) = crate::cache::lock::load(dir, key, Some(input.clone()), field_digests) {
-            return Ok(Some((lock, Some(*key))));
-        }
-    }
-    let lock =
-        Lock::parse_digests_releasing(input.clone(), &release).map_err(|e| lock_error(path, e))?;
-    if let (Some(dir), Some(key)) = (index_dir, &key) {
-        // The index only saves time: an unwritable repository is no
-        // reason to fail.
-        let _ = crate::cache::lock::store(dir, key, &lock);
-    }
-    Ok(Some((lock, key)))
+    let input = Input::read(path, MAX_LOCK_SIZE).map_err(|e| anyhow!("{e}"))?;
+    Ok(Some(input.strip_bom()))
 }
 
 /// The lock file's bytes without a byte order mark, `None` when there is
@@ -111,7 +84,7 @@ pub fn parse_at(path: &Path, bytes: &[u8]) -> Result<Lock> {
 }
 
 /// A lock error as the user sees it.
-pub fn lock_error(path: &Path, e: super::format::LockError) -> anyhow::Error {
+pub fn lock_error(path: &Path, e: LockError) -> anyhow::Error {
     let at = e
         .pointer
         .filter(|p| !p.is_empty())

@@ -16,6 +16,11 @@
 //! of a new file, never writing into what a path points to; and the
 //! folders below the top of the work tree on the way to the lock and the
 //! inventory are no links either ([`links_below`]).
+//!
+//! [`lock`] reads and writes `kams.lock` under these rules, and under a
+//! claim that a second writer respects.
+
+pub mod lock;
 
 use std::fs::{File, Metadata};
 use std::io::{self, Read, Write};
@@ -23,7 +28,7 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::inventory::{too_big, InputError, Inventory, ReadOptions};
+use crate::inventory::{too_big, InputError};
 use crate::text::shown_path;
 
 /// Why what `meta` describes (looked at without following a link) is not
@@ -371,19 +376,22 @@ mod tests {
     }
 }
 
-/// Reads every inventory at `paths` (files or folders) into one inventory,
-/// through its index when one is kept ([`crate::cache::inventory::read_files`]).
-/// A server defined twice is an error: which definition to trust is for a
-/// person to decide.
-pub fn read_inventory(paths: &[PathBuf], opts: &ReadOptions) -> Result<Inventory, InputError> {
+/// The bytes of every inventory file at `paths` (files or folders: see
+/// [`files_at`]), each read or mapped ([`crate::input`]) and refused past
+/// `max_size`, for [`crate::cache::inventory::read_files`] to read into
+/// one inventory.
+pub fn inventory_files(
+    paths: &[PathBuf],
+    max_size: u64,
+) -> Result<Vec<(PathBuf, crate::input::Input)>, InputError> {
     let mut files = Vec::new();
     for path in paths {
         for file in files_at(path)? {
-            let bytes = crate::input::Input::read(&file, opts.max_size)?;
+            let bytes = crate::input::Input::read(&file, max_size)?;
             files.push((file, bytes));
         }
     }
-    crate::cache::inventory::read_files(files, opts)
+    Ok(files)
 }
 
 /// Reads a file whole, refusing it past `max_size`.
