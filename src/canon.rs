@@ -397,6 +397,43 @@ impl Digest {
     }
 }
 
+/// `sha256:<hex>` in a document a person reads; its 32 bytes in a binary
+/// one (the cache files).
+impl serde::Serialize for Digest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            s.collect_str(self)
+        } else {
+            s.serialize_bytes(&self.0)
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Digest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Digest, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = Digest;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a SHA-256 digest")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Digest, E> {
+                Digest::parse(s).ok_or_else(|| E::custom("not a sha256:<hex> digest"))
+            }
+            fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> Result<Digest, E> {
+                b.try_into()
+                    .map(Digest)
+                    .map_err(|_| E::invalid_length(b.len(), &self))
+            }
+        }
+        if d.is_human_readable() {
+            d.deserialize_str(Visit)
+        } else {
+            d.deserialize_bytes(Visit)
+        }
+    }
+}
+
 /// Lowercase hex digits of `bytes` (without a formatter per byte: a status
 /// or a lock of 100,000 entries writes millions of them).
 pub fn hex(bytes: &[u8]) -> String {
@@ -425,6 +462,23 @@ impl fmt::Debug for Digest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_digest_is_its_text_in_json_and_a_class_its_name() {
+        let d = Digest::of(b"x");
+        let text = serde_json::to_string(&d).expect("serialises");
+        assert_eq!(text, format!("\"{d}\""));
+        assert_eq!(serde_json::from_str::<Digest>(&text).expect("reads"), d);
+        assert!(serde_json::from_str::<Digest>("\"sha256:00\"").is_err());
+        let class = crate::finding::Class::Poison;
+        let text = serde_json::to_string(&class).expect("serialises");
+        assert_eq!(text, format!("\"{}\"", class.as_str()));
+        assert_eq!(
+            serde_json::from_str::<crate::finding::Class>(&text).expect("reads"),
+            class
+        );
+        assert!(serde_json::from_str::<crate::finding::Severity>("\"dire\"").is_err());
+    }
     use crate::json::parse;
 
     #[test]

@@ -165,8 +165,40 @@ impl fmt::Display for Class {
     }
 }
 
-/// One thing a reviewer should look at.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A class or a severity by its name, in every format: a file that
+/// stores one does not depend on the order of the variants.
+macro_rules! serde_by_name {
+    ($t:ty, $what:literal) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                struct Visit;
+                impl serde::de::Visitor<'_> for Visit {
+                    type Value = $t;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<$t, E> {
+                        s.parse().map_err(E::custom)
+                    }
+                }
+                d.deserialize_str(Visit)
+            }
+        }
+    };
+}
+
+serde_by_name!(Class, "a finding class");
+serde_by_name!(Severity, "a severity");
+
+/// One thing a reviewer should look at (kept as it is in the findings
+/// memo, `cache/findings.rs`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Finding {
     /// What kind of problem.
     pub class: Class,

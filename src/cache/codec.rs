@@ -1,19 +1,28 @@
-//! The binary layout every cache file is written in: little-endian
-//! numbers, length-prefixed bytes, and the project's values (JSON values,
-//! digests, object ids), with a reader that answers `None` past its end or
-//! on anything it does not expect, so that a damaged file is only ever a
-//! miss. [`super::store`] seals and names the files.
+//! The binary layout every cache file is written in. A file is framed by
+//! hand (the header [`super::store`] writes, counts as 4 little-endian
+//! bytes, offsets as 8) and its records, `#[derive(Serialize,
+//! Deserialize)]` types, are written in postcard's layout between the
+//! frames ([`Encoder::record`], [`Decoder::record`]). The frames are what
+//! let a reader take a large file a record at a time: give back the pages
+//! behind it, step to a record by its offset, stop at a count.
+//!
+//! The reader answers `None` past its end or on anything it does not
+//! expect, so that a damaged file is only ever a miss. The values the
+//! records hold that serde does not know how to write here are below:
+//! JSON values exactly (members in order, numbers as written) and no
+//! deeper than [`MAX_VALUE_DEPTH`], object ids and field digests as bytes.
+
+use std::borrow::Cow;
+use std::fmt;
 
 use gix::ObjectId;
+use serde::de::{DeserializeSeed, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::log::IdMap;
 use crate::canon::Digest;
 use crate::descriptor::FieldDigests;
 use crate::json::{Object, Value};
-
-/// Deepest value [`Decoder::value`] reads back: what the JSON reader accepts,
-/// and the lock's own levels.
-pub(super) const MAX_VALUE_DEPTH: usize = crate::json::MAX_DEPTH + 8;
 
 /// A writer of the layout.
 pub struct Encoder(pub Vec<u8>);
@@ -33,81 +42,31 @@ impl Encoder {
         self.u32(b.len());
         self.0.extend_from_slice(b);
     }
-    /// 0, or 1 and the string.
-    pub fn opt(&mut self, s: Option<&str>) {
-        match s {
-            Some(s) => {
-                self.0.push(1);
-                self.bytes(s.as_bytes());
-            }
-            None => self.0.push(0),
-        }
+    /// `record` in postcard's layout.
+    pub fn record<T: Serialize + ?Sized>(&mut self, record: &T) {
+        postcard::serialize_with_flavor(record, Append(&mut self.0))
+            .expect("records hold nothing postcard cannot write");
     }
-    /// A JSON value exactly: members in their order, numbers as written.
-    pub fn value(&mut self, v: &Value) {
-        match v {
-            Value::Null => self.0.push(0),
-            Value::Bool(b) => self.0.push(1 + u8::from(*b)),
-            Value::Number(n) => {
-                self.0.push(3);
-                self.bytes(n.lexeme().as_bytes());
-            }
-            Value::String(s) => {
-                self.0.push(4);
-                self.bytes(s.as_bytes());
-            }
-            Value::Array(items) => {
-                self.0.push(5);
-                self.u32(items.len());
-                for item in items {
-                    self.value(item);
-                }
-            }
-            Value::Object(o) => {
-                self.0.push(6);
-                self.object(o);
-            }
-        }
+}
+
+/// Postcard's output, appended to a vector that is already there.
+struct Append<'a>(&'a mut Vec<u8>);
+
+impl postcard::ser_flavors::Flavor for Append<'_> {
+    type Output = ();
+
+    fn try_push(&mut self, byte: u8) -> postcard::Result<()> {
+        self.0.push(byte);
+        Ok(())
     }
-    /// An object's members, in their order.
-    pub fn object(&mut self, o: &Object) {
-        self.u32(o.len());
-        for (k, v) in o.iter() {
-            self.bytes(k.as_bytes());
-            self.value(v);
-        }
+
+    fn try_extend(&mut self, bytes: &[u8]) -> postcard::Result<()> {
+        self.0.extend_from_slice(bytes);
+        Ok(())
     }
-    /// A digest's 32 bytes.
-    pub fn digest(&mut self, d: &Digest) {
-        self.0.extend_from_slice(&d.0);
-    }
-    /// 0, or 1 and the digest.
-    pub fn opt_digest(&mut self, d: Option<&Digest>) {
-        match d {
-            Some(d) => {
-                self.0.push(1);
-                self.digest(d);
-            }
-            None => self.0.push(0),
-        }
-    }
-    /// Each field's number and digest.
-    pub fn field_digests(&mut self, f: &FieldDigests) {
-        self.u32(f.len());
-        for (field, d) in f.numbered() {
-            self.0.push(field);
-            self.digest(d);
-        }
-    }
-    /// 0, or 1 and the id's bytes.
-    pub fn id(&mut self, id: Option<ObjectId>) {
-        match id {
-            Some(id) => {
-                self.0.push(1);
-                self.0.extend_from_slice(id.as_slice());
-            }
-            None => self.0.push(0),
-        }
+
+    fn finalize(self) -> postcard::Result<()> {
+        Ok(())
     }
 }
 
@@ -115,8 +74,6 @@ impl Encoder {
 pub struct Decoder<'a> {
     /// What is left to read.
     pub rest: &'a [u8],
-    /// The length of an object id in this file.
-    pub id_len: usize,
 }
 
 impl<'a> Decoder<'a> {
@@ -133,22 +90,6 @@ impl<'a> Decoder<'a> {
     pub fn u8(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])
     }
-    /// 8 bytes, signed.
-    pub fn i64(&mut self) -> Option<i64> {
-        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    /// 8 bytes, unsigned.
-    pub fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    /// A byte that must be 0 or 1.
-    pub fn bool(&mut self) -> Option<bool> {
-        match self.u8()? {
-            0 => Some(false),
-            1 => Some(true),
-            _ => None,
-        }
-    }
     /// A count of items that each take at least a byte (a larger count is
     /// a lie).
     pub fn count(&mut self) -> Option<usize> {
@@ -164,116 +105,459 @@ impl<'a> Decoder<'a> {
         }
         Some(items)
     }
-    /// A count, then that many ids, each followed by its value.
-    pub fn id_map<T>(&mut self, mut value: impl FnMut(&mut Self) -> Option<T>) -> Option<IdMap<T>> {
-        let n = self.count()?;
-        let mut map = IdMap::default();
-        map.reserve(n);
-        for _ in 0..n {
-            let id = self.id()?;
-            map.insert(id, value(self)?);
-        }
-        Some(map)
-    }
     /// A length, then that many bytes.
     pub fn bytes(&mut self) -> Option<&'a [u8]> {
         let n = self.count()?;
         self.take(n)
     }
-    /// [`Decoder::bytes`] that are UTF-8.
-    pub fn str(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.bytes()?).ok()
+    /// A record written by [`Encoder::record`], borrowing its strings and
+    /// bytes from the file.
+    pub fn record<T: Deserialize<'a>>(&mut self) -> Option<T> {
+        let (record, rest) = postcard::take_from_bytes(self.rest).ok()?;
+        self.rest = rest;
+        Some(record)
     }
-    /// 0 and `None`, or 1 and a string.
-    pub fn opt(&mut self) -> Option<Option<&'a str>> {
-        match self.u8()? {
-            0 => Some(None),
-            1 => Some(Some(self.str()?)),
-            _ => None,
+}
+
+/// `bytes` read whole as one record; `None` when they are not exactly
+/// one.
+pub fn whole<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
+    let mut r = Decoder { rest: bytes };
+    let record = r.record()?;
+    r.rest.is_empty().then_some(record)
+}
+
+/// A run of records written as one sequence (a `Vec` of them, which
+/// postcard writes as its length and then each record), read a record at
+/// a time: a section put into a map is not gathered in a vector first, a
+/// copy more at the peak. `None` when `bytes` are not exactly that.
+pub fn rows<'a, R: Deserialize<'a>>(bytes: &'a [u8]) -> Option<Rows<'a, R>> {
+    let (left, rest) = postcard::take_from_bytes::<usize>(bytes).ok()?;
+    // Every record takes a byte at least: a larger count is a lie.
+    (left <= rest.len()).then_some(Rows {
+        r: Decoder { rest },
+        left,
+        record: std::marker::PhantomData,
+    })
+}
+
+/// The records [`rows`] reads, each `None` when it does not decode (and
+/// one `None` more when bytes are left after the last).
+pub struct Rows<'a, R> {
+    r: Decoder<'a>,
+    left: usize,
+    record: std::marker::PhantomData<R>,
+}
+
+impl<'a, R: Deserialize<'a>> Iterator for Rows<'a, R> {
+    type Item = Option<R>;
+
+    fn next(&mut self) -> Option<Option<R>> {
+        if self.left == 0 {
+            return (!self.r.rest.is_empty()).then(|| {
+                self.r.rest = &[];
+                None
+            });
         }
+        self.left -= 1;
+        Some(self.r.record())
     }
-    /// A value written by [`Encoder::value`].
-    pub fn value(&mut self) -> Option<Value> {
-        self.value_at(0)
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, self.left.checked_add(1))
     }
-    fn value_at(&mut self, depth: usize) -> Option<Value> {
-        if depth > MAX_VALUE_DEPTH {
-            return None;
+}
+
+/// Deepest value a [`Json`] reads back: what the JSON reader accepts, and
+/// the lock's own levels.
+pub const MAX_VALUE_DEPTH: usize = crate::json::MAX_DEPTH + 8;
+
+/// A JSON value in a record, exactly: members in their order, numbers as
+/// written. Read back no deeper than [`MAX_VALUE_DEPTH`] (a file that
+/// nests deeper is refused, not a stack overflow) and without repeated
+/// keys.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Json<'a>(pub Cow<'a, Value>);
+
+/// A JSON object in a record, as [`Json`] writes one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JsonObject<'a>(pub Cow<'a, Object>);
+
+/// The variants a value is written as, by their index.
+const VARIANTS: &[&str] = &["null", "bool", "number", "string", "array", "object"];
+
+/// An object's members, written as a map.
+struct Members<'a>(&'a Object);
+
+impl Serialize for Members<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in self.0.iter() {
+            map.serialize_entry(k, &Json(Cow::Borrowed(v)))?;
         }
-        Some(match self.u8()? {
-            0 => Value::Null,
-            1 => Value::Bool(false),
-            2 => Value::Bool(true),
-            3 => match crate::json::parse(self.bytes()?).ok()?.0 {
-                v @ Value::Number(_) => v,
-                _ => return None,
-            },
-            4 => Value::String(self.str()?.to_string()),
-            5 => {
-                let n = self.count()?;
-                let mut items = Vec::with_capacity(n.min(1024));
-                for _ in 0..n {
-                    items.push(self.value_at(depth + 1)?);
-                }
-                Value::Array(items)
+        map.end()
+    }
+}
+
+impl Serialize for Json<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &*self.0 {
+            Value::Null => s.serialize_unit_variant("Value", 0, VARIANTS[0]),
+            Value::Bool(b) => s.serialize_newtype_variant("Value", 1, VARIANTS[1], b),
+            Value::Number(n) => s.serialize_newtype_variant("Value", 2, VARIANTS[2], n.lexeme()),
+            Value::String(t) => s.serialize_newtype_variant("Value", 3, VARIANTS[3], t),
+            Value::Array(items) => {
+                s.serialize_newtype_variant("Value", 4, VARIANTS[4], &Items(items))
             }
-            6 => Value::Object(self.object_at(depth)?),
-            _ => return None,
+            Value::Object(o) => s.serialize_newtype_variant("Value", 5, VARIANTS[5], &Members(o)),
+        }
+    }
+}
+
+/// An array's items, written as a sequence.
+struct Items<'a>(&'a [Value]);
+
+impl Serialize for Items<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for item in self.0 {
+            seq.serialize_element(&Json(Cow::Borrowed(item)))?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for JsonObject<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Members(&self.0).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Json<'_> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        ValueAt(0).deserialize(d).map(|v| Json(Cow::Owned(v)))
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonObject<'_> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(ObjectAt(0))
+            .map(|o| JsonObject(Cow::Owned(o)))
+    }
+}
+
+/// A value nested `.0` levels deep.
+#[derive(Clone, Copy)]
+struct ValueAt(usize);
+
+/// An object nested `.0` levels deep.
+#[derive(Clone, Copy)]
+struct ObjectAt(usize);
+
+/// An array nested `.0` levels deep.
+#[derive(Clone, Copy)]
+struct ArrayAt(usize);
+
+fn too_deep<E: serde::de::Error>(depth: usize) -> Result<(), E> {
+    match depth > MAX_VALUE_DEPTH {
+        true => Err(E::custom("a value nested too deep")),
+        false => Ok(()),
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for ValueAt {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        too_deep(self.0)?;
+        d.deserialize_enum("Value", VARIANTS, self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueAt {
+    type Value = Value;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
+        let (variant, v) = data.variant::<u32>()?;
+        Ok(match variant {
+            0 => {
+                v.unit_variant()?;
+                Value::Null
+            }
+            1 => Value::Bool(v.newtype_variant()?),
+            2 => {
+                let lexeme: &str = v.newtype_variant()?;
+                match crate::json::parse(lexeme.as_bytes()) {
+                    Ok((n @ Value::Number(_), _)) => n,
+                    _ => return Err(serde::de::Error::custom("not a JSON number")),
+                }
+            }
+            3 => Value::String(v.newtype_variant()?),
+            4 => Value::Array(v.newtype_variant_seed(ArrayAt(self.0))?),
+            5 => Value::Object(v.newtype_variant_seed(ObjectAt(self.0))?),
+            n => {
+                return Err(serde::de::Error::custom(format!(
+                    "no value is written as variant {n}"
+                )))
+            }
         })
     }
-    /// An object written by [`Encoder::object`]; `None` for a repeated key.
-    pub fn object(&mut self) -> Option<Object> {
-        self.object_at(0)
+}
+
+impl<'de> DeserializeSeed<'de> for ArrayAt {
+    type Value = Vec<Value>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<Value>, D::Error> {
+        d.deserialize_seq(self)
     }
-    fn object_at(&mut self, depth: usize) -> Option<Object> {
+}
+
+impl<'de> Visitor<'de> for ArrayAt {
+    type Value = Vec<Value>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(item) = seq.next_element_seed(ValueAt(self.0 + 1))? {
+            items.push(item);
+        }
+        Ok(items)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for ObjectAt {
+    type Value = Object;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Object, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ObjectAt {
+    type Value = Object;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object, A::Error> {
         let mut o = Object::new();
-        for _ in 0..self.count()? {
-            let k = self.str()?.to_string();
-            if o.get(&k).is_some() {
-                return None;
+        while let Some(k) = map.next_key::<&str>()? {
+            if o.get(k).is_some() {
+                return Err(serde::de::Error::custom("a repeated key"));
             }
-            let v = self.value_at(depth + 1)?;
-            o.insert(k, v);
+            let v = map.next_value_seed(ValueAt(self.0 + 1))?;
+            o.insert(k.to_string(), v);
         }
-        Some(o)
+        Ok(o)
     }
-    /// A digest's 32 bytes.
-    pub fn digest(&mut self) -> Option<Digest> {
-        Some(Digest(self.take(32)?.try_into().ok()?))
-    }
-    /// A digest written by [`Encoder::opt_digest`]: `Some(None)` for none.
-    pub fn opt_digest(&mut self) -> Option<Option<Digest>> {
-        match self.bool()? {
-            false => Some(None),
-            true => self.digest().map(Some),
+}
+
+/// A descriptor's field digests in a record: each field's number and
+/// digest, 33 bytes a field, as one run of bytes, checked and taken apart
+/// only when asked for ([`Fields::digests`]): a reader that does not want
+/// them steps over them.
+#[derive(Clone, Copy, Debug)]
+pub enum Fields<'a> {
+    /// To be written.
+    Of(&'a FieldDigests),
+    /// As read.
+    Read(&'a [u8]),
+}
+
+impl Fields<'_> {
+    /// The digests; `None` for a number that is no descriptor field, or
+    /// fields out of order.
+    pub fn digests(&self) -> Option<FieldDigests> {
+        match self {
+            Fields::Of(f) => Some((*f).clone()),
+            Fields::Read(bytes) => {
+                // As many as there are: a large inventory keeps one list
+                // per tool, and one grown by doubling holds room for
+                // three more fields in eight (see `FieldDigests`).
+                let mut items = Vec::with_capacity(bytes.len() / 33);
+                for c in bytes.chunks_exact(33) {
+                    items.push((c[0], Digest(c[1..].try_into().ok()?)));
+                }
+                FieldDigests::from_numbered(items)
+            }
         }
     }
-    /// Field digests written by [`Encoder::field_digests`]; `None` for a
-    /// number that is no descriptor field, or fields out of order.
-    pub fn field_digests(&mut self) -> Option<FieldDigests> {
-        let n = self.count()?;
-        let mut items = Vec::with_capacity(n);
-        for _ in 0..n {
-            items.push((self.u8()?, self.digest()?));
+}
+
+impl Serialize for Fields<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Fields::Of(f) => {
+                let mut bytes = Vec::with_capacity(f.len() * 33);
+                for (field, d) in f.numbered() {
+                    bytes.push(field);
+                    bytes.extend_from_slice(&d.0);
+                }
+                s.serialize_bytes(&bytes)
+            }
+            Fields::Read(bytes) => s.serialize_bytes(bytes),
         }
-        FieldDigests::from_numbered(items)
     }
-    /// Steps over what [`Decoder::field_digests`] reads, checking only that
-    /// it is there.
-    pub fn skip_field_digests(&mut self) -> Option<()> {
-        let n = self.count()?;
-        self.take(n.checked_mul(33)?).map(drop)
-    }
-    /// An object id.
-    pub fn id(&mut self) -> Option<ObjectId> {
-        ObjectId::try_from(self.take(self.id_len)?).ok()
-    }
-    /// 0 and `None`, or 1 and an id.
-    pub fn opt_id(&mut self) -> Option<Option<ObjectId>> {
-        match self.u8()? {
-            0 => Some(None),
-            1 => Some(Some(self.id()?)),
-            _ => None,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Fields<'a>, D::Error> {
+        let bytes = <&[u8]>::deserialize(d)?;
+        match bytes.len() % 33 {
+            0 => Ok(Fields::Read(bytes)),
+            _ => Err(serde::de::Error::custom("field digests of 33 bytes each")),
         }
+    }
+}
+
+/// An object id in a record, as its bytes (`#[serde(with = "id")]`).
+pub mod id {
+    use super::*;
+
+    /// Writes `id`'s bytes.
+    pub fn serialize<S: Serializer>(id: &ObjectId, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(id.as_slice())
+    }
+
+    /// Reads an id's bytes.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectId, D::Error> {
+        ObjectId::try_from(<&[u8]>::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// An object id or none in a record (`#[serde(with = "opt_id")]`).
+pub mod opt_id {
+    use super::*;
+
+    /// The id, as [`id`] writes it.
+    struct Id(ObjectId);
+
+    impl Serialize for Id {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            id::serialize(&self.0, s)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Id {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Id, D::Error> {
+            id::deserialize(d).map(Id)
+        }
+    }
+
+    /// Writes `id`, if any.
+    pub fn serialize<S: Serializer>(id: &Option<ObjectId>, s: S) -> Result<S::Ok, S::Error> {
+        id.map(Id).serialize(s)
+    }
+
+    /// Reads an id or none.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ObjectId>, D::Error> {
+        Ok(Option::<Id>::deserialize(d)?.map(|id| id.0))
+    }
+}
+
+/// Bytes in a record, written as one run (`#[serde(with = "bytes")]`;
+/// serde writes a `&[u8]` as a sequence of numbers).
+pub mod bytes {
+    use super::*;
+
+    /// Writes `b` as one run.
+    pub fn serialize<S: Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(b)
+    }
+
+    /// Borrows the run from the file.
+    pub fn deserialize<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<&'a [u8], D::Error> {
+        <&[u8]>::deserialize(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
+        whole(bytes)
+    }
+
+    #[test]
+    fn values_read_back_exactly() {
+        let text = br#"{"z":[1.50,-0,1e2,"\u00e9\n",true,false,null],"a":{},"m":{"k":[[]]}}"#;
+        let (v, _) = crate::json::parse(text).expect("parses");
+        let mut out = Encoder(Vec::new());
+        out.record(&Json(Cow::Borrowed(&v)));
+        let back: Json = read(&out.0).expect("reads");
+        assert_eq!(*back.0, v);
+        // Same member order and number lexemes: the same bytes again.
+        let mut again = Encoder(Vec::new());
+        again.record(&back);
+        assert_eq!(again.0, out.0);
+        // An object alone reads back as one.
+        let mut out = Encoder(Vec::new());
+        out.record(&JsonObject(Cow::Borrowed(
+            v.as_object().expect("an object"),
+        )));
+        let back: JsonObject = read(&out.0).expect("reads");
+        assert_eq!(Value::Object(back.0.into_owned()), v);
+    }
+
+    #[test]
+    fn a_value_too_deep_or_with_a_repeated_key_is_refused() {
+        // Arrays (variant 4) of one item, nested past the limit: refused,
+        // not a stack overflow.
+        let mut deep: Vec<u8> = [4, 1].repeat(MAX_VALUE_DEPTH + 2);
+        deep.push(0);
+        assert!(read::<Json>(&deep).is_none());
+        let mut shallow: Vec<u8> = [4, 1].repeat(MAX_VALUE_DEPTH);
+        shallow.push(0);
+        assert!(read::<Json>(&shallow).is_some());
+        // An object (variant 5) of two members named `a`.
+        assert!(read::<Json>(&[5, 2, 1, b'a', 0, 1, b'a', 0]).is_none());
+        assert!(read::<Json>(&[5, 2, 1, b'a', 0, 1, b'b', 0]).is_some());
+        // A number that is not one, a variant that is none.
+        assert!(read::<Json>(&[2, 1, b'x']).is_none());
+        assert!(read::<Json>(&[2, 2, b'1', b'2']).is_some());
+        assert!(read::<Json>(&[6]).is_none());
+    }
+
+    #[test]
+    fn field_digests_read_back_when_asked_for() {
+        let mut f = FieldDigests::default();
+        f.insert("name", Digest::of(b"n"));
+        f.insert("description", Digest::of(b"d"));
+        let mut out = Encoder(Vec::new());
+        out.record(&Fields::Of(&f));
+        let back: Fields = read(&out.0).expect("reads");
+        assert_eq!(back.digests(), Some(f));
+        // Not whole 33-byte fields; a number that is no field.
+        assert!(read::<Fields>(&[2, 0, 0]).is_none());
+        let mut bad = vec![33, 200];
+        bad.extend_from_slice(&[0; 32]);
+        assert_eq!(read::<Fields>(&bad).expect("reads").digests(), None);
+    }
+
+    #[test]
+    fn the_reader_stops_at_the_end_and_at_lying_counts() {
+        let mut out = Encoder(Vec::new());
+        out.bytes(b"abc");
+        out.record(&(Some("d"), 7u64));
+        let mut r = Decoder { rest: &out.0 };
+        assert_eq!(r.bytes(), Some(&b"abc"[..]));
+        assert_eq!(r.record::<(Option<&str>, u64)>(), Some((Some("d"), 7)));
+        assert_eq!(r.u8(), None);
+        assert_eq!(r.record::<u8>(), None);
+        let lying = 1000u32.to_le_bytes();
+        let mut r = Decoder { rest: &lying };
+        assert_eq!(r.bytes(), None);
+        // A record must be all of what `whole` is given.
+        assert_eq!(whole::<u8>(&[1, 2]), None);
+        assert_eq!(whole::<u8>(&[1]), Some(1));
+        // Rows: a sequence, and nothing after it.
+        let mut out = Encoder(Vec::new());
+        out.record(&vec![(1u8, "a"), (2, "b")]);
+        let read: Option<Vec<(u8, &str)>> = rows(&out.0).expect("a count").collect();
+        assert_eq!(read, Some(vec![(1, "a"), (2, "b")]));
+        out.0.push(0);
+        let read: Option<Vec<(u8, &str)>> = rows(&out.0).expect("a count").collect();
+        assert_eq!(read, None);
+        assert!(rows::<u8>(&[5, 1]).is_none(), "a lying count");
     }
 }

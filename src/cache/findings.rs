@@ -39,17 +39,18 @@
 
 use std::path::Path;
 
-use crate::cache::codec::{Decoder, Encoder};
+use crate::cache::codec::Decoder;
+use crate::cache::codec::Encoder;
 use crate::cache::store;
 use crate::canon::Digest;
 use crate::detect::known::{Memo, Remembered, Server, View};
-use crate::finding::{Class, Finding, Severity};
+use crate::finding::Finding;
 use crate::inventory::Inventory;
 
 /// The memo files.
 const INDEX: store::Named = store::Named {
     prefix: "findings-",
-    magic: b"kams-fix\0\0\0\x0a",
+    magic: b"kams-fix\0\0\0\x0b",
     keep: store::Named::KEEP,
 };
 
@@ -133,100 +134,39 @@ fn encode(memo: &View<'_>, lock: Option<&str>, key: &Digest, inventory: &Invento
             .sum::<usize>();
     let tools: usize = inventory.servers.values().map(|s| 1 + s.tools.len()).sum();
     let mut out = INDEX.begin(&key.hex(), 4096 + tools * 96 + found * 512);
-    match settled {
-        None => out.0.push(0),
-        Some((lock, findings)) => {
-            out.0.push(1);
-            out.bytes(lock.as_bytes());
-            put_findings(&mut out, findings);
-        }
+    // The lock's key first, apart, so that a reader can step over what
+    // was found against another lock without reading it.
+    out.record(&settled.map(|(lock, _)| lock));
+    if let Some((_, findings)) = settled {
+        out.record(findings);
     }
-    match passes {
-        None => out.0.push(0),
-        Some((lock, found)) => {
-            out.0.push(1);
-            out.bytes(lock.as_bytes());
-            out.u32(found.len());
-            for found in found {
-                put_findings(&mut out, found);
-            }
-        }
+    out.record(&passes.map(|(lock, _)| lock));
+    if let Some((_, found)) = passes {
+        out.record(found);
     }
     out.u32(memo.servers.len());
     for (server, m) in inventory.servers.values().zip(memo.servers) {
-        out.bytes(server.name.as_bytes());
-        put(&mut out, &m.server);
+        out.record(&(&server.name, &m.server));
         out.u32(m.tools.len());
         for (name, r) in server.tools.keys().zip(&m.tools) {
-            out.bytes(name.as_bytes());
-            put(&mut out, r);
+            out.record(&(name, r));
         }
     }
     out
 }
 
-fn put(out: &mut Encoder, r: &Remembered) {
-    out.0.push(u8::from(r.quiet));
-    put_findings(out, &r.pure);
-    out.opt_digest(r.text.as_ref());
-}
-
-fn put_findings(out: &mut Encoder, findings: &[Finding]) {
-    out.u32(findings.len());
-    for f in findings {
-        out.bytes(f.class.as_str().as_bytes());
-        out.bytes(f.severity.as_str().as_bytes());
-        out.bytes(f.server.as_bytes());
-        out.opt(f.tool.as_deref());
-        out.opt(f.field.as_deref());
-        out.bytes(f.message.as_bytes());
-        out.u32(f.evidence.len());
-        for e in &f.evidence {
-            out.bytes(e.as_bytes());
-        }
-    }
-}
-
-fn take(r: &mut Decoder<'_>) -> Option<Remembered> {
-    let quiet = r.bool()?;
-    let pure = take_findings(r)?;
-    let text = r.opt_digest()?;
-    Some(Remembered { pure, quiet, text })
-}
-
-/// Steps over what [`take_findings`] reads.
-fn skip_findings(r: &mut Decoder<'_>) -> Option<()> {
-    for _ in 0..r.count()? {
-        // Class, severity, server, tool, field, message.
-        for _ in 0..3 {
-            r.bytes()?;
-        }
-        r.opt()?;
-        r.opt()?;
-        r.bytes()?;
-        for _ in 0..r.count()? {
-            r.bytes()?;
-        }
-    }
-    Some(())
-}
-
-fn take_findings(r: &mut Decoder<'_>) -> Option<Vec<Finding>> {
-    r.list(|r| {
-        let class = r.str()?;
-        let class = *Class::ALL.iter().find(|c| c.as_str() == class)?;
-        let severity = r.str()?.parse::<Severity>().ok()?;
-        Some(Finding {
-            class,
-            severity,
-            server: r.str()?.to_string(),
-            tool: r.opt()?.map(str::to_string),
-            field: r.opt()?.map(str::to_string),
-            message: r.str()?.to_string(),
-            evidence: r.list(|r| Some(r.str()?.to_string()))?,
-        })
-    })
-}
+/// A finding stepped over: [`Finding`]'s layout (class, severity,
+/// server, tool, field, message, evidence), its text borrowed from the
+/// file and dropped, nothing copied.
+type SteppedOver<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    &'a str,
+    Vec<&'a str>,
+);
 
 /// Whose memo a file is, to its reader.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -252,32 +192,25 @@ fn decode_named(
     release: &dyn Fn(std::ops::Range<usize>),
 ) -> Option<Memo> {
     let (mut r, mut giving) = INDEX.open_giving(bytes, name, release)?;
-    // Whether what follows (the lock's index key, then findings) was
-    // found against `lock`.
-    let against_lock = |r: &mut Decoder<'_>| -> Option<bool> { Some(Some(r.str()?) == lock) };
-    let settled = match r.bool()? {
-        false => None,
-        true => {
-            let wanted = against_lock(&mut r)? && whose == Whose::Own;
-            if wanted {
-                Some(take_findings(&mut r)?)
-            } else {
-                skip_findings(&mut r)?;
-                None
-            }
+    // Whether what follows was found against `lock` (`None`: nothing was
+    // written).
+    let against_lock = |r: &mut Decoder<'_>| -> Option<Option<bool>> {
+        Some(r.record::<Option<&str>>()?.map(|key| Some(key) == lock))
+    };
+    let settled = match against_lock(&mut r)? {
+        None => None,
+        Some(true) if whose == Whose::Own => Some(r.record::<Vec<Finding>>()?),
+        Some(_) => {
+            r.record::<Vec<SteppedOver>>()?;
+            None
         }
     };
-    let passes = match r.bool()? {
-        false => None,
-        true => {
-            if against_lock(&mut r)? {
-                Some(r.list(take_findings)?)
-            } else {
-                for _ in 0..r.count()? {
-                    skip_findings(&mut r)?;
-                }
-                None
-            }
+    let passes = match against_lock(&mut r)? {
+        None => None,
+        Some(true) => Some(r.record::<Vec<Vec<Finding>>>()?),
+        Some(false) => {
+            r.record::<Vec<Vec<SteppedOver>>>()?;
+            None
         }
     };
     if settled.is_some() {
@@ -295,19 +228,17 @@ fn decode_named(
     let mut servers = Vec::with_capacity(inventory.servers.len());
     for server in inventory.servers.values() {
         giving.behind(&r);
-        if r.str()? != server.name {
-            return None;
-        }
-        let own = take(&mut r)?;
-        if r.count()? != server.tools.len() {
+        let (name, own) = r.record::<(&str, Remembered)>()?;
+        if name != server.name || r.count()? != server.tools.len() {
             return None;
         }
         let mut tools = Vec::with_capacity(server.tools.len());
         for name in server.tools.keys() {
-            if r.str()? != name {
+            let (read, remembered) = r.record::<(&str, Remembered)>()?;
+            if read != name {
                 return None;
             }
-            tools.push(take(&mut r)?);
+            tools.push(remembered);
         }
         servers.push(Server { server: own, tools });
     }
@@ -322,6 +253,7 @@ fn decode_named(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::finding::{Class, Severity};
 
     /// The memo of `inventory` in `bytes`, named by `key`, with what was
     /// found against `lock`.

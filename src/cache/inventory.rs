@@ -12,11 +12,14 @@
 //! and written anew. `git -c kams.indexCache=false` neither reads nor
 //! writes one. `docs/lockfile.md` describes it.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use crate::bytes::Shared;
-use crate::cache::codec::{Decoder, Encoder};
+use crate::cache::codec::{Decoder, Encoder, Fields, JsonObject};
 use crate::cache::lock::sorted;
 use crate::cache::store;
 use crate::canon::Digest;
@@ -30,7 +33,7 @@ use crate::json::Object;
 /// The inventory index files.
 const INDEX: store::Named = store::Named {
     prefix: "inventory-",
-    magic: b"kams-iix\0\0\0\x06",
+    magic: b"kams-iix\0\0\0\x07",
     keep: store::Named::KEEP,
 };
 
@@ -125,6 +128,53 @@ fn encode_from(
 /// The number of tools from which [`encode`] encodes on two cores.
 const ENCODE_IN_HALVES_FROM: usize = 16_384;
 
+/// A server's record, before its tools: name, file number, pointer,
+/// descriptor, launch and ambiguities.
+#[derive(Serialize, Deserialize)]
+struct Head<'a> {
+    name: &'a str,
+    file: usize,
+    pointer: &'a str,
+    fields: JsonObject<'a>,
+    digest: Digest,
+    #[serde(borrow)]
+    field_digests: Fields<'a>,
+    launch: JsonObject<'a>,
+    ambiguities: Cow<'a, [Ambiguity]>,
+}
+
+/// A tool's record: its name and descriptor (digests only), then where
+/// its text is and the text's hash.
+#[derive(Serialize, Deserialize)]
+struct ToolRecord<'a> {
+    name: &'a str,
+    digest: Digest,
+    #[serde(borrow)]
+    field_digests: Fields<'a>,
+    pointer: &'a str,
+    span: (u64, u64),
+    text: Option<Digest>,
+}
+
+impl ToolRecord<'_> {
+    /// The tool's name and descriptor (digests only).
+    fn digests(&self) -> Option<(String, Descriptor)> {
+        let descriptor = Descriptor {
+            fields: Object::new(),
+            digest: self.digest,
+            field_digests: self.field_digests.digests()?,
+        };
+        Some((self.name.to_string(), descriptor))
+    }
+
+    /// Where the tool's text is.
+    fn span(&self) -> Option<std::ops::Range<usize>> {
+        let start = usize::try_from(self.span.0).ok()?;
+        let end = usize::try_from(self.span.1).ok()?;
+        (start <= end).then_some(start..end)
+    }
+}
+
 /// `servers`' entries into `out`; `None` as for [`store`].
 fn encode_servers(
     out: &mut Encoder,
@@ -133,87 +183,30 @@ fn encode_servers(
 ) -> Option<()> {
     for &(name, s) in servers {
         let file = files.iter().position(|(p, _)| *p == s.source)?;
-        out.bytes(name.as_bytes());
-        out.u32(file);
-        out.bytes(s.pointer.as_bytes());
-        out.object(&s.descriptor.fields);
-        out.digest(&s.descriptor.digest);
-        out.field_digests(&s.descriptor.field_digests);
-        out.object(&s.launch);
-        out.u32(s.ambiguities.len());
-        for a in &s.ambiguities {
-            out.opt(a.tool.as_deref());
-            out.opt(a.field.as_deref());
-            out.bytes(a.message.as_bytes());
-        }
+        out.record(&Head {
+            name,
+            file,
+            pointer: &s.pointer,
+            fields: JsonObject(Cow::Borrowed(&s.descriptor.fields)),
+            digest: s.descriptor.digest,
+            field_digests: Fields::Of(&s.descriptor.field_digests),
+            launch: JsonObject(Cow::Borrowed(&s.launch)),
+            ambiguities: Cow::Borrowed(&s.ambiguities),
+        });
         out.u32(s.tools.len());
         for (tool, t) in &s.tools {
             let span = t.lazy.0.as_ref()?.1.clone();
-            out.bytes(tool.as_bytes());
-            out.digest(&t.descriptor.digest);
-            out.field_digests(&t.descriptor.field_digests);
-            out.bytes(t.pointer.as_bytes());
-            out.u64(span.start as u64);
-            out.u64(span.end as u64);
-            out.opt_digest(t.text.as_ref());
+            out.record(&ToolRecord {
+                name: tool,
+                digest: t.descriptor.digest,
+                field_digests: Fields::Of(&t.descriptor.field_digests),
+                pointer: &t.pointer,
+                span: (span.start as u64, span.end as u64),
+                text: t.text,
+            });
         }
     }
     Some(())
-}
-
-/// A server's entry up to its tools: name, file number, pointer,
-/// descriptor, launch and ambiguities.
-type Head = (String, usize, String, Descriptor, Object, Vec<Ambiguity>);
-
-fn take_head(r: &mut Decoder<'_>) -> Option<Head> {
-    let name = r.str()?.to_string();
-    let file = r.count()?;
-    let pointer = r.str()?.to_string();
-    let descriptor = Descriptor {
-        fields: r.object()?,
-        digest: r.digest()?,
-        field_digests: r.field_digests()?,
-    };
-    let launch = r.object()?;
-    let ambiguities = r.list(|r| {
-        Some(Ambiguity {
-            tool: r.opt()?.map(str::to_string),
-            field: r.opt()?.map(str::to_string),
-            message: r.str()?.to_string(),
-        })
-    })?;
-    Some((name, file, pointer, descriptor, launch, ambiguities))
-}
-
-/// A tool's name and descriptor (digests only), the first part of its
-/// entry.
-fn take_digests(r: &mut Decoder<'_>) -> Option<(String, Descriptor)> {
-    let name = r.str()?.to_string();
-    let descriptor = Descriptor {
-        fields: Object::new(),
-        digest: r.digest()?,
-        field_digests: r.field_digests()?,
-    };
-    Some((name, descriptor))
-}
-
-/// [`take_digests`] stepped over: the tool's name only, nothing copied.
-fn skip_digests<'a>(r: &mut Decoder<'a>) -> Option<&'a str> {
-    let name = r.str()?;
-    r.digest()?;
-    r.skip_field_digests()?;
-    Some(name)
-}
-
-/// The rest of a tool's entry: pointer, span and text's hash.
-fn take_place<'a>(
-    r: &mut Decoder<'a>,
-) -> Option<(&'a str, std::ops::Range<usize>, Option<Digest>)> {
-    let pointer = r.str()?;
-    let start = usize::try_from(r.u64()?).ok()?;
-    let end = usize::try_from(r.u64()?).ok()?;
-    let text = r.opt_digest()?;
-    (start <= end).then_some((pointer, start..end, text))
 }
 
 /// What an earlier reading of another inventory found of each tool's
@@ -254,15 +247,18 @@ impl Earlier {
         let mut at = std::collections::HashMap::new();
         for _ in 0..r.count()? {
             giving.behind(&r);
-            let (.., ambiguities) = take_head(&mut r)?;
+            let head: Head = r.record()?;
             for _ in 0..r.count()? {
-                // Stepped over without copying: only the offset and the
-                // text's hash are kept, for every tool of a large inventory.
+                // Read without copying: only the offset and the text's
+                // hash are kept, for every tool of a large inventory.
                 let start = r.rest.as_ptr() as usize - bytes.as_ptr() as usize;
-                let tool = skip_digests(&mut r)?;
-                let (_, _, text) = take_place(&mut r)?;
-                let plain = !ambiguities.iter().any(|a| a.tool.as_deref() == Some(tool));
-                if let (Some(text), true) = (text, plain) {
+                let tool: ToolRecord = r.record()?;
+                tool.span()?;
+                let plain = !head
+                    .ambiguities
+                    .iter()
+                    .any(|a| a.tool.as_deref() == Some(tool.name));
+                if let (Some(text), true) = (tool.text, plain) {
                     at.insert(text, start);
                 }
             }
@@ -282,9 +278,8 @@ impl crate::inventory::Recall for Earlier {
             .advance_with(&|range| self.bytes.release(range), start);
         let mut r = Decoder {
             rest: self.bytes.get(start..)?,
-            id_len: 0,
         };
-        take_digests(&mut r)
+        r.record::<ToolRecord>()?.digests()
     }
 }
 
@@ -299,31 +294,34 @@ fn decode(
     let (mut r, mut giving) = INDEX.open_giving(bytes, &key.hex(), release)?;
     let servers = r.list(|r| {
         giving.behind(r);
-        let (name, file, pointer, descriptor, launch, ambiguities) = take_head(r)?;
-        let (path, text) = files.get(file)?;
+        let head: Head = r.record()?;
+        let (path, text) = files.get(head.file)?;
         let len = (**text).as_ref().len();
         let tools = r.list(|r| {
-            let (tool, descriptor) = take_digests(r)?;
-            let (pointer, span, hash) = take_place(r)?;
-            if span.end > len {
-                return None;
-            }
+            let record: ToolRecord = r.record()?;
+            let span = record.span().filter(|span| span.end <= len)?;
+            let (tool, descriptor) = record.digests()?;
             let t = Tool {
                 descriptor,
-                pointer: pointer.to_string(),
+                pointer: record.pointer.to_string(),
                 lazy: Lazy(Some((text.clone(), span))),
-                text: hash,
+                text: record.text,
             };
             Some((tool, t))
         })?;
+        let name = head.name.to_string();
         let server = Server {
             name: name.clone(),
             source: path.clone(),
-            pointer,
-            descriptor,
-            launch,
+            pointer: head.pointer.to_string(),
+            descriptor: Descriptor {
+                fields: head.fields.0.into_owned(),
+                digest: head.digest,
+                field_digests: head.field_digests.digests()?,
+            },
+            launch: head.launch.0.into_owned(),
             tools: sorted(tools)?,
-            ambiguities,
+            ambiguities: head.ambiguities.into_owned(),
         };
         Some((name, server))
     })?;

@@ -13,12 +13,15 @@
 //! `git -c kams.indexCache=false` neither reads nor writes one.
 //! `docs/lockfile.md` describes it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use crate::bytes::Shared;
-use crate::cache::codec::{Decoder, Encoder};
+use crate::cache::codec::{Encoder, Fields, Json};
 use crate::cache::store;
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
@@ -30,7 +33,7 @@ use crate::lock::format::{share_approval, Approval, Entry, Lock, LockServer, Sta
 /// The lock index files.
 const INDEX: store::Named = store::Named {
     prefix: "lock-",
-    magic: b"kams-lix\0\0\0\x04",
+    magic: b"kams-lix\0\0\0\x05",
     keep: store::Named::KEEP,
 };
 
@@ -133,63 +136,76 @@ pub fn store(common_dir: &Path, key: &Key, lock: &Lock) -> std::io::Result<()> {
     }
 }
 
-/// The file's body after its header: each server (name, launch, server
-/// entry, tools). `None` when an entry has no span.
+/// A server's record, before its tools: its name, launch, launch
+/// approval and own entry.
+#[derive(Serialize, Deserialize)]
+struct Head<'a> {
+    name: &'a str,
+    launch: Option<Json<'a>>,
+    #[serde(borrow)]
+    launch_approval: Option<Said<'a>>,
+    #[serde(borrow)]
+    server: Option<Record<'a>>,
+}
+
+/// An approval: approver, time and note.
+type Said<'a> = (&'a str, &'a str, &'a str);
+
+/// An entry's record: its state (0 provisional, 1 pinned, 2 denied),
+/// digests, first sighting, approval, and where its text is.
+#[derive(Serialize, Deserialize)]
+struct Record<'a> {
+    state: u8,
+    digest: Digest,
+    #[serde(borrow)]
+    fields: Fields<'a>,
+    first_seen: &'a str,
+    #[serde(borrow)]
+    approval: Option<Said<'a>>,
+    span: (u64, u64),
+}
+
+/// The file's body after its header: each server's [`Head`], then its
+/// tools' names and [`Record`]s. `None` when an entry has no span.
 fn encode(lock: &Lock, key: &Key) -> Option<Encoder> {
     let mut out = INDEX.begin(&key.name(), 64 + lock.len() * 320);
     out.u32(lock.servers.len());
     for (name, server) in &lock.servers {
-        out.bytes(name.as_bytes());
-        match &server.launch {
-            Some(launch) => {
-                out.0.push(1);
-                out.value(launch);
-            }
-            None => out.0.push(0),
-        }
-        put_approval(&mut out, server.launch_approval.as_deref());
-        match &server.server {
-            Some(e) => {
-                out.0.push(1);
-                put_entry(&mut out, e)?;
-            }
-            None => out.0.push(0),
-        }
+        out.record(&Head {
+            name,
+            launch: server.launch.as_ref().map(|l| Json(Cow::Borrowed(l))),
+            launch_approval: server.launch_approval.as_deref().map(said),
+            server: match &server.server {
+                Some(e) => Some(record(e)?),
+                None => None,
+            },
+        });
         out.u32(server.tools.len());
         for (tool, e) in &server.tools {
-            out.bytes(tool.as_bytes());
-            put_entry(&mut out, e)?;
+            out.record(&(tool, record(e)?));
         }
     }
     Some(out)
 }
 
-fn put_entry(out: &mut Encoder, e: &Entry) -> Option<()> {
-    let span = e.lazy.0.as_ref()?.1.clone();
-    out.0.push(match e.state {
-        State::Provisional => 0,
-        State::Pinned => 1,
-        State::Denied => 2,
-    });
-    out.digest(&e.descriptor.digest);
-    out.field_digests(&e.descriptor.field_digests);
-    out.bytes(e.first_seen.as_bytes());
-    put_approval(out, e.approval.as_deref());
-    out.u64(span.start as u64);
-    out.u64(span.end as u64);
-    Some(())
+fn said(a: &Approval) -> Said<'_> {
+    (&a.approver, &a.at, &a.note)
 }
 
-fn put_approval(out: &mut Encoder, a: Option<&Approval>) {
-    match a {
-        Some(a) => {
-            out.0.push(1);
-            out.bytes(a.approver.as_bytes());
-            out.bytes(a.at.as_bytes());
-            out.bytes(a.note.as_bytes());
-        }
-        None => out.0.push(0),
-    }
+fn record(e: &Entry) -> Option<Record<'_>> {
+    let span = e.lazy.0.as_ref()?.1.clone();
+    Some(Record {
+        state: match e.state {
+            State::Provisional => 0,
+            State::Pinned => 1,
+            State::Denied => 2,
+        },
+        digest: e.descriptor.digest,
+        fields: Fields::Of(&e.descriptor.field_digests),
+        first_seen: &e.first_seen,
+        approval: e.approval.as_deref().map(said),
+        span: (span.start as u64, span.end as u64),
+    })
 }
 
 /// The lock `bytes` describe, its pages given to `release` as they are
@@ -206,32 +222,28 @@ fn decode(
     let mut last = None;
     let servers = sorted(r.list(|r| {
         giving.behind(r);
-        let name = r.str()?.to_string();
+        let head: Head = r.record()?;
         let mut server = LockServer::default();
-        if r.bool()? {
-            let launch = r.value()?;
+        if let Some(Json(launch)) = head.launch {
             launch.as_object()?;
-            server.launch = Some(launch);
+            server.launch = Some(launch.into_owned());
         }
-        if r.bool()? {
-            let (approver, at, note) = (r.str()?, r.str()?, r.str()?);
-            server.launch_approval = Some(Arc::new(Approval {
+        server.launch_approval = head.launch_approval.map(|(approver, at, note)| {
+            Arc::new(Approval {
                 approver: approver.into(),
                 at: at.into(),
                 note: note.into(),
-            }));
-        }
-        if r.bool()? {
-            server.server = Some(take_entry(r, &text, len, fields, &mut last)?);
+            })
+        });
+        if let Some(e) = head.server {
+            server.server = Some(entry(e, &text, len, fields, &mut last)?);
         }
         let tools = r.list(|r| {
-            Some((
-                r.str()?.to_string(),
-                take_entry(r, &text, len, fields, &mut last)?,
-            ))
+            let (tool, e) = r.record::<(&str, Record)>()?;
+            Some((tool.to_string(), entry(e, &text, len, fields, &mut last)?))
         })?;
         server.tools = sorted(tools)?;
-        Some((name, server))
+        Some((head.name.to_string(), server))
     })?)?;
     r.rest.is_empty().then_some(Lock { servers })
 }
@@ -246,39 +258,30 @@ pub(crate) fn sorted<V>(items: Vec<(String, V)>) -> Option<BTreeMap<String, V>> 
         .then(|| items.into_iter().collect())
 }
 
-/// One entry. `last` is the approval read before (see [`share_approval`]).
-fn take_entry(
-    r: &mut Decoder<'_>,
+/// The entry `e` records. `last` is the approval read before (see
+/// [`share_approval`]).
+fn entry(
+    e: Record<'_>,
     text: &Option<Shared>,
     len: Option<usize>,
     fields: EntryFields,
     last: &mut Option<Arc<Approval>>,
 ) -> Option<Entry> {
-    let state = match r.u8()? {
+    let state = match e.state {
         0 => State::Provisional,
         1 => State::Pinned,
         2 => State::Denied,
         _ => return None,
     };
-    let digest = r.digest()?;
     let field_digests = match fields {
-        EntryFields::Digests => r.field_digests()?,
-        EntryFields::Materialised => r.skip_field_digests().map(|()| Default::default())?,
+        EntryFields::Digests => e.fields.digests()?,
+        EntryFields::Materialised => Default::default(),
     };
-    let first_seen = r.str()?.to_string();
-    // Borrowed until compared with the last one: entries pinned together
-    // share one approval, and three copies per entry, most dropped at
-    // once, were a visible share of a warm `status --at`
-    // (docs/performance.md, "Eleventh pass", 3cc9aeb).
-    let approval = match r.bool()? {
-        true => Some((r.str()?, r.str()?, r.str()?)),
-        false => None,
-    };
-    if approval.is_some() != state.is_decided() {
+    if e.approval.is_some() != state.is_decided() {
         return None;
     }
-    let start = usize::try_from(r.u64()?).ok()?;
-    let end = usize::try_from(r.u64()?).ok()?;
+    let start = usize::try_from(e.span.0).ok()?;
+    let end = usize::try_from(e.span.1).ok()?;
     let lazy = match (text, len) {
         (Some(t), Some(len)) if start <= end && end <= len => Lazy(Some((t.clone(), start..end))),
         (None, _) => Lazy(None),
@@ -288,11 +291,15 @@ fn take_entry(
         state,
         descriptor: Descriptor {
             fields: Object::new(),
-            digest,
+            digest: e.digest,
             field_digests,
         },
-        first_seen,
-        approval: approval.map(|(approver, at, note)| {
+        first_seen: e.first_seen.to_string(),
+        // Borrowed until compared with the last one: entries pinned
+        // together share one approval, and three copies per entry, most
+        // dropped at once, were a visible share of a warm `status --at`
+        // (docs/performance.md, "Eleventh pass", 3cc9aeb).
+        approval: e.approval.map(|(approver, at, note)| {
             share_approval(approver.into(), at.into(), note.into(), last)
         }),
         lazy,

@@ -18,10 +18,13 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use std::borrow::Cow;
+
 use gix::ObjectId;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
-use super::codec::{Decoder, Encoder};
+use super::codec::{self, Encoder};
 use super::store;
 use crate::lock::diff::ChangeKind;
 
@@ -30,11 +33,11 @@ use crate::lock::diff::ChangeKind;
 // 2: walks list a merge that takes a parent's lock back over its first
 // parent's changes (a rollback); 3: a launch change carries no entry's
 // approval; 4: a commit's facts hold its acceptance lines; 6: the header
-// is the one every cache file has ([`store::Named::begin`]). What was
-// remembered before is not reused.
+// is the one every cache file has ([`store::Named::begin`]); 7: the
+// sections are postcard records. What was remembered before is not reused.
 const LOG: store::Named = store::Named {
     prefix: "log-",
-    magic: b"kams-log\0\0\0\x06",
+    magic: b"kams-log\0\0\0\x07",
     keep: store::Named::KEEP,
 };
 
@@ -46,15 +49,17 @@ const MAX_SIZE: u64 = 256 << 20;
 const KINDS: [ChangeKind; 13] = ChangeKind::ALL;
 
 /// One entry change as `log` prints it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogChange {
     /// What happened.
+    #[serde(with = "kind")]
     pub kind: ChangeKind,
     /// Server name.
     pub server: String,
     /// Tool name; `None` for the server entry.
     pub tool: Option<String>,
     /// The fields whose digest changed, or `launch`.
+    #[serde(with = "fields")]
     pub fields: Vec<&'static str>,
     /// Approver and note recorded in the new version of the entry.
     pub approval: Option<(String, String)>,
@@ -71,7 +76,7 @@ impl LogChange {
 }
 
 /// What a commit did to the lock's entries.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Compared {
     /// The entries whose value changed, as [`crate::lock::diff::diff`] says.
     Changes(Vec<LogChange>),
@@ -93,7 +98,7 @@ pub type Pair = (Option<ObjectId>, Option<ObjectId>);
 pub type IdMap<V> = gix::hashtable::HashMap<ObjectId, V>;
 
 /// What log shows of a commit, besides its id.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommitFacts {
     /// Committer time, seconds since the epoch.
     pub time: i64,
@@ -129,18 +134,57 @@ pub struct Contents {
 pub const WALKS: usize = 4;
 
 /// A commit that changed the lock's blob, as log's walk finds it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WalkStep {
     /// The commit.
+    #[serde(with = "codec::id")]
     pub commit: ObjectId,
     /// Its committer time.
     pub time: i64,
     /// Its first parent, if any.
+    #[serde(with = "codec::opt_id")]
     pub parent: Option<ObjectId>,
     /// The lock's blob in the first parent.
+    #[serde(with = "codec::opt_id")]
     pub before: Option<ObjectId>,
     /// The lock's blob in the commit.
+    #[serde(with = "codec::opt_id")]
     pub after: Option<ObjectId>,
+}
+
+/// A row of the trees section: a root tree and the lock's blob in it.
+#[derive(Serialize, Deserialize)]
+struct TreeRow {
+    #[serde(with = "codec::id")]
+    tree: ObjectId,
+    #[serde(with = "codec::opt_id")]
+    blob: Option<ObjectId>,
+}
+
+/// A row of the pairs section: two lock blobs and what changed.
+#[derive(Serialize, Deserialize)]
+struct PairRow<'a> {
+    #[serde(with = "codec::opt_id")]
+    before: Option<ObjectId>,
+    #[serde(with = "codec::opt_id")]
+    after: Option<ObjectId>,
+    compared: Cow<'a, Compared>,
+}
+
+/// A row of the commits section.
+#[derive(Serialize, Deserialize)]
+struct CommitRow<'a> {
+    #[serde(with = "codec::id")]
+    commit: ObjectId,
+    facts: Cow<'a, CommitFacts>,
+}
+
+/// A row of the walks section: where a walk started, and its steps.
+#[derive(Serialize, Deserialize)]
+struct WalkRow<'a> {
+    #[serde(with = "codec::id")]
+    tip: ObjectId,
+    steps: Cow<'a, [WalkStep]>,
 }
 
 /// The cache file for the lock at `lock_path` in the repository whose
@@ -166,7 +210,6 @@ fn name(lock_path: &Path) -> String {
 pub struct Stored {
     bytes: crate::input::Input,
     sections: [std::ops::Range<usize>; 4],
-    id_len: usize,
 }
 
 /// Reads the cache at `file`, written for ids of `hash` and the lock at
@@ -178,8 +221,9 @@ pub fn load(file: &Path, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stor
 fn open(bytes: crate::input::Input, hash: gix::hash::Kind, lock_path: &Path) -> Option<Stored> {
     let mut r = LOG.open(&bytes, &name(lock_path))?;
     let body_len = bytes.len() - store::SEAL_LEN;
-    r.id_len = hash.len_in_bytes();
-    if usize::from(r.u8()?) != r.id_len || r.bytes()? != lock_path.as_os_str().as_encoded_bytes() {
+    if usize::from(r.u8()?) != hash.len_in_bytes()
+        || r.bytes()? != lock_path.as_os_str().as_encoded_bytes()
+    {
         return None;
     }
     let mut lengths = [0usize; 4];
@@ -192,83 +236,57 @@ fn open(bytes: crate::input::Input, hash: gix::hash::Kind, lock_path: &Path) -> 
         start += l;
         range
     });
-    (start == body_len).then_some(Stored {
-        id_len: r.id_len,
-        sections,
-        bytes,
-    })
+    (start == body_len).then_some(Stored { sections, bytes })
 }
 
 impl Stored {
-    /// Decodes section `i` with `read`, which must consume all of it.
-    fn section<T>(&self, i: usize, read: impl FnOnce(&mut Decoder<'_>) -> Option<T>) -> Option<T> {
-        let mut r = Decoder {
-            rest: &self.bytes[self.sections[i].clone()],
-            id_len: self.id_len,
-        };
-        let value = read(&mut r)?;
-        r.rest.is_empty().then_some(value)
+    /// Section `i`'s rows, which must be all of it.
+    fn section<'a, R: Deserialize<'a>>(&'a self, i: usize) -> Option<codec::Rows<'a, R>> {
+        codec::rows(&self.bytes[self.sections[i].clone()])
     }
 
     /// Root tree id to the lock's blob id; `None` when malformed.
     pub fn trees(&self) -> Option<IdMap<Option<ObjectId>>> {
-        self.section(0, |r| r.id_map(Decoder::opt_id))
+        let rows = self.section::<TreeRow>(0)?;
+        let mut map = IdMap::default();
+        map.reserve(rows.size_hint().0);
+        for r in rows {
+            let r = r?;
+            map.insert(r.tree, r.blob);
+        }
+        Some(map)
     }
 
     /// Pair of lock blobs to what changed; `None` when malformed.
     pub fn pairs(&self) -> Option<HashMap<Pair, Compared>> {
-        self.section(1, |r| {
-            let pairs = r.list(|r| {
-                let pair = (r.opt_id()?, r.opt_id()?);
-                let compared = match r.u8()? {
-                    0 => Compared::Changes(r.list(take_change)?),
-                    tag @ (1 | 2) => Compared::Unreadable {
-                        at_parent: tag == 2,
-                        message: r.str()?.to_string(),
-                    },
-                    _ => return None,
-                };
-                Some((pair, compared))
-            })?;
-            Some(pairs.into_iter().collect())
-        })
+        let rows = self.section::<PairRow>(1)?;
+        let mut map = HashMap::with_capacity(rows.size_hint().0);
+        for r in rows {
+            let r = r?;
+            map.insert((r.before, r.after), r.compared.into_owned());
+        }
+        Some(map)
     }
 
     /// Commit id to what log shows of it; `None` when malformed.
     pub fn commits(&self) -> Option<IdMap<CommitFacts>> {
-        // Fields are read in the order they are written.
-        self.section(2, |r| {
-            r.id_map(|r| {
-                Some(CommitFacts {
-                    time: r.i64()?,
-                    author: r.str()?.to_string(),
-                    sign_offs: r.list(|r| Some(r.str()?.to_string()))?,
-                    signed: r.bool()?,
-                    subject: r.str()?.to_string(),
-                    accepted: r.list(|r| Some(r.str()?.to_string()))?,
-                })
-            })
-        })
+        let rows = self.section::<CommitRow>(2)?;
+        let mut map = IdMap::default();
+        map.reserve(rows.size_hint().0);
+        for r in rows {
+            let r = r?;
+            map.insert(r.commit, r.facts.into_owned());
+        }
+        Some(map)
     }
 
     /// The remembered walks; `None` when malformed.
     pub fn walks(&self) -> Option<Vec<(ObjectId, Vec<WalkStep>)>> {
-        self.section(3, |r| {
-            let walks = r.list(|r| {
-                let tip = r.id()?;
-                let steps = r.list(|r| {
-                    Some(WalkStep {
-                        commit: r.id()?,
-                        time: r.i64()?,
-                        parent: r.opt_id()?,
-                        before: r.opt_id()?,
-                        after: r.opt_id()?,
-                    })
-                })?;
-                Some((tip, steps))
-            })?;
-            (walks.len() <= WALKS).then_some(walks)
-        })
+        let walks = self
+            .section::<WalkRow>(3)?
+            .map(|r| r.map(|r| (r.tip, r.steps.into_owned())))
+            .collect::<Option<Vec<_>>>()?;
+        (walks.len() <= WALKS).then_some(walks)
     }
 }
 
@@ -292,67 +310,50 @@ fn encode(contents: &Contents, hash: gix::hash::Kind, lock_path: &Path) -> Vec<u
     let mut trees = Encoder(Vec::with_capacity(4 + contents.trees.len() * 48));
     let mut sorted: Vec<_> = contents.trees.iter().collect();
     sorted.sort_unstable();
-    trees.u32(sorted.len());
-    for (tree, blob) in sorted {
-        trees.0.extend_from_slice(tree.as_slice());
-        trees.id(*blob);
-    }
+    let rows: Vec<TreeRow> = sorted
+        .into_iter()
+        .map(|(tree, blob)| TreeRow {
+            tree: *tree,
+            blob: *blob,
+        })
+        .collect();
+    trees.record(&rows);
 
     let mut pairs = Encoder(Vec::with_capacity(4 + contents.pairs.len() * 160));
     let mut sorted: Vec<_> = contents.pairs.iter().collect();
     sorted.sort_unstable_by_key(|(k, _)| **k);
-    pairs.u32(sorted.len());
-    for ((before, after), compared) in sorted {
-        pairs.id(*before);
-        pairs.id(*after);
-        match compared {
-            Compared::Changes(changes) => {
-                pairs.0.push(0);
-                pairs.u32(changes.len());
-                for c in changes {
-                    put_change(&mut pairs, c);
-                }
-            }
-            Compared::Unreadable { at_parent, message } => {
-                pairs.0.push(if *at_parent { 2 } else { 1 });
-                pairs.bytes(message.as_bytes());
-            }
-        }
-    }
+    let rows: Vec<PairRow> = sorted
+        .into_iter()
+        .map(|((before, after), compared)| PairRow {
+            before: *before,
+            after: *after,
+            compared: Cow::Borrowed(compared),
+        })
+        .collect();
+    pairs.record(&rows);
 
     let mut commits = Encoder(Vec::with_capacity(4 + contents.commits.len() * 160));
     let mut sorted: Vec<_> = contents.commits.iter().collect();
     sorted.sort_unstable_by_key(|(k, _)| **k);
-    commits.u32(sorted.len());
-    for (id, c) in sorted {
-        commits.0.extend_from_slice(id.as_slice());
-        commits.0.extend_from_slice(&c.time.to_le_bytes());
-        commits.bytes(c.author.as_bytes());
-        commits.u32(c.sign_offs.len());
-        for s in &c.sign_offs {
-            commits.bytes(s.as_bytes());
-        }
-        commits.0.push(u8::from(c.signed));
-        commits.bytes(c.subject.as_bytes());
-        commits.u32(c.accepted.len());
-        for a in &c.accepted {
-            commits.bytes(a.as_bytes());
-        }
-    }
+    let rows: Vec<CommitRow> = sorted
+        .into_iter()
+        .map(|(commit, facts)| CommitRow {
+            commit: *commit,
+            facts: Cow::Borrowed(facts),
+        })
+        .collect();
+    commits.record(&rows);
 
     let mut walks = Encoder(Vec::new());
-    walks.u32(contents.walks.len());
-    for (tip, steps) in &contents.walks {
-        walks.0.extend_from_slice(tip.as_slice());
-        walks.u32(steps.len());
-        for step in steps {
-            walks.0.extend_from_slice(step.commit.as_slice());
-            walks.0.extend_from_slice(&step.time.to_le_bytes());
-            walks.id(step.parent);
-            walks.id(step.before);
-            walks.id(step.after);
-        }
-    }
+    let rows: Vec<WalkRow> = contents
+        .walks
+        .iter()
+        .map(|(tip, steps)| WalkRow {
+            tip: *tip,
+            steps: Cow::Borrowed(steps),
+        })
+        .collect();
+    walks.record(&rows);
 
     let sections = [trees.0, pairs.0, commits.0, walks.0];
     let mut out = LOG.begin(
@@ -381,47 +382,47 @@ fn decode(bytes: &[u8], hash: gix::hash::Kind, lock_path: &Path) -> Option<Conte
     })
 }
 
-/// One entry change, as [`take_change`] reads it back.
-fn put_change(out: &mut Encoder, c: &LogChange) {
-    out.bytes(c.kind.as_str().as_bytes());
-    out.bytes(c.server.as_bytes());
-    out.opt(c.tool.as_deref());
-    out.u32(c.fields.len());
-    for f in &c.fields {
-        out.bytes(f.as_bytes());
+/// A change's kind, by its name (`#[serde(with = "kind")]`).
+mod kind {
+    use super::*;
+
+    pub fn serialize<S: serde::Serializer>(kind: &ChangeKind, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(kind.as_str())
     }
-    match &c.approval {
-        Some((approver, note)) => {
-            out.0.push(1);
-            out.bytes(approver.as_bytes());
-            out.bytes(note.as_bytes());
-        }
-        None => out.0.push(0),
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ChangeKind, D::Error> {
+        let name = <&str>::deserialize(d)?;
+        KINDS
+            .into_iter()
+            .find(|k| k.as_str() == name)
+            .ok_or_else(|| serde::de::Error::custom("an unknown change kind"))
     }
 }
 
-/// One entry change; `None` for an unknown kind or field name.
-fn take_change(r: &mut Decoder<'_>) -> Option<LogChange> {
-    let kind = r.str()?;
-    let kind = *KINDS.iter().find(|k| k.as_str() == kind)?;
-    let server = r.str()?.to_string();
-    let tool = r.opt()?.map(str::to_string);
-    let fields = r.list(|r| match r.str()? {
-        "launch" => Some("launch"),
-        f => crate::descriptor::field_name(f),
-    })?;
-    let approval = match r.u8()? {
-        0 => None,
-        1 => Some((r.str()?.to_string(), r.str()?.to_string())),
-        _ => return None,
-    };
-    Some(LogChange {
-        kind,
-        server,
-        tool,
-        fields,
-        approval,
-    })
+/// A change's fields, by their names, each a descriptor field or
+/// `launch` (`#[serde(with = "fields")]`).
+mod fields {
+    use super::*;
+
+    pub fn serialize<S: serde::Serializer>(
+        fields: &[&'static str],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        fields.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<&'static str>, D::Error> {
+        <Vec<&str>>::deserialize(d)?
+            .into_iter()
+            .map(|f| match f {
+                "launch" => Some("launch"),
+                f => crate::descriptor::field_name(f),
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| serde::de::Error::custom("an unknown field"))
+    }
 }
 
 #[cfg(test)]

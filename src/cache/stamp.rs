@@ -37,7 +37,9 @@
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::codec::{Decoder, Encoder};
+use serde::{Deserialize, Serialize};
+
+use super::codec::{self, Encoder};
 use super::store::{self, Namer};
 use crate::canon::Digest;
 use crate::input::Input;
@@ -45,7 +47,7 @@ use crate::input::Input;
 /// The record files.
 const RECORDS: store::Named = store::Named {
     prefix: "stamp-",
-    magic: b"kams-stp\0\0\0\x01",
+    magic: b"kams-stp\0\0\0\x02",
     keep: 256,
 };
 
@@ -54,7 +56,7 @@ const RECORDS: store::Named = store::Named {
 pub const RACY_SECONDS: i64 = 2;
 
 /// What `stat` says of a file, as far as it tells whether it changed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     dev: u64,
     ino: u64,
@@ -94,26 +96,6 @@ impl Stamp {
         };
         let limit = i64::try_from(now.as_secs()).unwrap_or(i64::MAX) - RACY_SECONDS;
         self.mtime.0 < limit && self.ctime.0 < limit
-    }
-
-    fn put(&self, out: &mut Encoder) {
-        for n in [self.dev, self.ino, self.size] {
-            out.u64(n);
-        }
-        for (s, ns) in [self.mtime, self.ctime] {
-            out.u64(s as u64);
-            out.u64(ns as u64);
-        }
-    }
-
-    fn take(r: &mut Decoder<'_>) -> Option<Stamp> {
-        Some(Stamp {
-            dev: r.u64()?,
-            ino: r.u64()?,
-            size: r.u64()?,
-            mtime: (r.u64()? as i64, r.u64()? as i64),
-            ctime: (r.u64()? as i64, r.u64()? as i64),
-        })
     }
 }
 
@@ -219,22 +201,31 @@ fn record_name(path: &Path) -> String {
     Namer::of(path.as_os_str().as_encoded_bytes()).hex()
 }
 
+/// A record's body: the file's path, its stamp and its hash.
+#[derive(Serialize, Deserialize)]
+struct Record<'a> {
+    #[serde(with = "codec::bytes", borrow)]
+    path: &'a [u8],
+    stamp: Stamp,
+    digest: Digest,
+}
+
 fn encode(name: &str, path: &Path, stamp: &Stamp, d: &Digest) -> Encoder {
     let mut out = RECORDS.begin(name, 256);
-    out.bytes(path.as_os_str().as_encoded_bytes());
-    stamp.put(&mut out);
-    out.digest(d);
+    out.record(&Record {
+        path: path.as_os_str().as_encoded_bytes(),
+        stamp: *stamp,
+        digest: *d,
+    });
     out
 }
 
 /// The recorded hash, when the record is of `path` with `stamp`.
 fn decode(bytes: &[u8], name: &str, path: &Path, stamp: &Stamp) -> Option<Digest> {
-    let mut r = RECORDS.open(bytes, name)?;
-    if r.bytes()? != path.as_os_str().as_encoded_bytes() || Stamp::take(&mut r)? != *stamp {
-        return None;
-    }
-    let d = r.digest()?;
-    r.rest.is_empty().then_some(d)
+    let r = RECORDS.open(bytes, name)?;
+    let record: Record = codec::whole(r.rest)?;
+    (record.path == path.as_os_str().as_encoded_bytes() && record.stamp == *stamp)
+        .then_some(record.digest)
 }
 
 #[cfg(all(test, unix))]

@@ -9,8 +9,9 @@
 use crate::canon::Digest;
 use crate::finding::Finding;
 
-/// What is remembered of one tool.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// What is remembered of one tool (kept as it is in the findings memo,
+/// `cache/findings.rs`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Remembered {
     /// The pure detectors' findings, before the lock moved their severity.
     pub pure: Vec<Finding>,

@@ -14,60 +14,94 @@
 //! numbers is unknown: Python with and without `ensure_ascii` and RFC 8785
 //! are all accepted (a tampered description matches none of them).
 
-use super::{descriptor, dumps, sha256_hex, Check, Import, ImportError, Members, Tool};
+use serde::{Deserialize, Deserializer};
+
+use super::{descriptor, dumps, sha256_hex, Check, Import, ImportError, Tool};
+use crate::json::de::{self, Ordered, Unknown};
 use crate::json::{Object, Value};
 
 /// The one format version this reader knows.
 pub const VERSION: u64 = 1;
 
-/// Reads a parsed kams lock into `import`.
-pub fn read(v: &Value, import: &mut Import) -> Result<(), ImportError> {
-    let mut top = Members::new(v, "")?;
-    match top.get("version")? {
-        (Value::Number(n), _) if n.lexeme() == VERSION.to_string() => {}
-        (v, at) => {
-            return Err(ImportError::at(
-                &at,
-                format!(
-                    "unknown kams lock version {} (this git-kams reads {VERSION})",
-                    match v {
-                        Value::Number(n) => n.lexeme().to_string(),
-                        v => v.kind().to_string(),
-                    }
-                ),
-            ))
+/// A kams lock. Each type's fields are in the order they are checked, so
+/// that of two faults the first in that order is named.
+#[derive(Deserialize)]
+struct KamsLock {
+    /// Read first, so that a lock of another version is refused as such
+    /// before its servers are looked at.
+    #[serde(rename = "version")]
+    _version: Version,
+    /// Read one by one, each server checked before the next is read.
+    servers: Ordered<Value>,
+    #[serde(rename = "$unknown", default)]
+    unknown: Unknown,
+}
+
+/// [`VERSION`], written as `1`; anything else is refused.
+struct Version;
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Version, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Number(n) if n.lexeme() == VERSION.to_string() => Ok(Version),
+            v => Err(serde::de::Error::custom(format!(
+                "unknown kams lock version {} (this git-kams reads {VERSION})",
+                match &v {
+                    Value::Number(n) => n.lexeme(),
+                    v => v.kind(),
+                }
+            ))),
         }
     }
-    let (servers, _) = top.object("servers")?;
-    let Value::Object(servers) = servers else {
-        unreachable!("checked by Members::object")
-    };
-    for (server, s) in servers.iter() {
+}
+
+/// A server.
+#[derive(Deserialize)]
+struct KamsServer {
+    pinned: bool,
+    /// Read tool by tool only when the server is pinned: the tools of a
+    /// server kams did not pin are skipped as they are.
+    tools: Object,
+    #[serde(rename = "$unknown", default)]
+    unknown: Unknown,
+}
+
+/// A tool's name: read and checked against its key before the rest of it.
+#[derive(Deserialize)]
+struct KamsName<'a> {
+    name: &'a str,
+}
+
+/// A tool of a pinned server.
+#[derive(Deserialize)]
+struct KamsTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: Object,
+    digest: &'a str,
+    description_digest: &'a str,
+    schema_digest: &'a str,
+    #[serde(rename = "$unknown", default)]
+    unknown: Unknown,
+}
+
+/// Reads a parsed kams lock into `import`.
+pub fn read(v: &Value, import: &mut Import) -> Result<(), ImportError> {
+    let lock: KamsLock = de::from_value(v, "")?;
+    for (server, s) in &lock.servers.0 {
         let mut at = String::from("/servers/");
         crate::json::push_pointer_token(&mut at, server);
-        let mut m = Members::new(s, &at)?;
-        let pinned = match m.get("pinned")? {
-            (Value::Bool(b), _) => *b,
-            (v, at) => {
-                return Err(ImportError::at(
-                    &at,
-                    format!("expected true or false, found {}", v.kind()),
-                ))
-            }
-        };
-        let (tools, tools_at) = m.object("tools")?;
-        m.finish(&mut import.unknown_keys);
-        let Value::Object(tools) = tools else {
-            unreachable!("checked by Members::object")
-        };
-        if !pinned {
+        let s: KamsServer = de::from_value(s, &at)?;
+        let tools_at = at + "/tools";
+        import.unknown_keys.extend(s.unknown.0);
+        if !s.pinned {
             import.skipped.push(format!(
                 "{server}: not pinned in kams ({} tools)",
-                tools.len()
+                s.tools.len()
             ));
             continue;
         }
-        for (name, t) in tools.iter() {
+        for (name, t) in s.tools.iter() {
             let mut at = tools_at.clone();
             at.push('/');
             crate::json::push_pointer_token(&mut at, name);
@@ -76,7 +110,7 @@ pub fn read(v: &Value, import: &mut Import) -> Result<(), ImportError> {
                 .push(tool(server, name, t, &at, &mut import.unknown_keys)?);
         }
     }
-    top.finish(&mut import.unknown_keys);
+    import.unknown_keys.extend(lock.unknown.0);
     Ok(())
 }
 
@@ -96,22 +130,22 @@ fn tool(
     at: &str,
     unknown: &mut Vec<String>,
 ) -> Result<Tool, ImportError> {
-    let mut m = Members::new(v, at)?;
-    let name = m.string("name")?;
-    if name != key {
+    let id: KamsName = de::from_value(v, at)?;
+    if id.name != key {
         return Err(ImportError::at(
-            &m.pointer("name"),
+            &format!("{at}/name"),
             "the tool's name is not its key",
         ));
     }
-    let description = m.string("description")?;
-    let (schema, _) = m.object("input_schema")?;
+    let t: KamsTool = de::from_value(v, at)?;
+    let (name, description) = (t.name, t.description);
+    let schema = &Value::Object(t.input_schema);
     let stored = [
-        ("digest", m.string("digest")?),
-        ("description_digest", m.string("description_digest")?),
-        ("schema_digest", m.string("schema_digest")?),
+        ("digest", t.digest),
+        ("description_digest", t.description_digest),
+        ("schema_digest", t.schema_digest),
     ];
-    m.finish(unknown);
+    unknown.extend(t.unknown.0);
     let mut whole = Object::new();
     whole.insert("description".into(), Value::String(description.into()));
     whole.insert("inputSchema".into(), schema.clone());
@@ -209,5 +243,42 @@ mod tests {
         let text = lock("Echo.").replace("\"version\":1", "\"version\":2");
         let e = parse(Source::Kams, text.as_bytes()).unwrap_err();
         assert_eq!(e.pointer, "/version");
+    }
+
+    #[test]
+    fn an_unpinned_server_s_tools_are_not_read() {
+        let text = lock("Echo.")
+            .replace("\"pinned\":true", "\"pinned\":false")
+            .replace("\"name\":\"echo\",", "\"name\":7,\"extra\":1,");
+        let i = parse(Source::Kams, text.as_bytes()).unwrap();
+        assert_eq!(i.skipped, ["s: not pinned in kams (1 tools)"]);
+        assert!(i.unknown_keys.is_empty());
+        let text = lock("Echo.").replace("\"pinned\":true", "\"pinned\":\"yes\"");
+        let e = parse(Source::Kams, text.as_bytes()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "expected true or false, found a string (JSON pointer /servers/s/pinned)"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_listed_server_first_then_tool_then_file() {
+        let text = lock("Echo.")
+            .replace("\"pinned\"", "\"x\":1,\"pinned\"")
+            .replace("\"name\":\"echo\",", "\"name\":\"echo\",\"y\":1,")
+            .replace("\"version\":1", "\"version\":1,\"z\":1");
+        let i = parse(Source::Kams, text.as_bytes()).unwrap();
+        assert_eq!(
+            i.unknown_keys,
+            ["/servers/s/x", "/servers/s/tools/echo/y", "/z"]
+        );
+        for (version, shown) in [("1.0", "1.0"), ("\"1\"", "a string")] {
+            let text = lock("Echo.").replace("\"version\":1", &format!("\"version\":{version}"));
+            let e = parse(Source::Kams, text.as_bytes()).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("unknown kams lock version {shown} (this git-kams reads 1) (JSON pointer /version)")
+            );
+        }
     }
 }

@@ -7,16 +7,18 @@
 //! naming where the file is malformed. What the files hold and how their
 //! hashes are computed is in `docs/imports.md`.
 //!
-//! These foreign files are read with our strict reader ([`crate::json`]),
-//! not with serde derives, because an import must see what serde_json
-//! does not show: a duplicate key anywhere, in the input schema too, is
-//! refused (which of the two was approved?) where serde_json keeps the
-//! last one silently; the stored hashes are recomputed from each number
-//! as Python read it (an integer of any size kept whole, from its
-//! lexeme) where serde_json rounds integers beyond 64 bits; and a fault
-//! is reported with the JSON pointer, the line and column, and the
-//! wording that `docs/imports.md` and the tests promise. `Members` is
-//! the small typed layer on top.
+//! The files are JSON, parsed by our strict reader ([`crate::json`]) and
+//! then read into `#[derive(Deserialize)]` types ([`crate::json::de`]),
+//! one per object of each format, not by `serde_json` alone, because an
+//! import must see what serde_json does not show: a duplicate key
+//! anywhere, in the input schema too, is refused (which of the two was
+//! approved?) where serde_json keeps the last one silently; the stored
+//! hashes are recomputed from each number as Python read it (an integer
+//! of any size kept whole, from its lexeme) where serde_json rounds
+//! integers beyond 64 bits; and a fault is reported with the JSON
+//! pointer, the line and column, and the wording that `docs/imports.md`
+//! and the tests promise. Neither format is closed: members the types do
+//! not name are listed ([`Import::unknown_keys`]), not refused.
 
 mod descriptorpin;
 mod kams;
@@ -131,6 +133,12 @@ impl fmt::Display for ImportError {
     }
 }
 
+impl From<json::de::Error> for ImportError {
+    fn from(e: json::de::Error) -> ImportError {
+        ImportError::at(&e.pointer, e.message)
+    }
+}
+
 impl From<json::ParseError> for ImportError {
     fn from(e: json::ParseError) -> ImportError {
         ImportError {
@@ -174,74 +182,6 @@ pub fn parse(source: Source, bytes: &[u8]) -> Result<Import, ImportError> {
         }
     }
     Ok(import)
-}
-
-/// Members of an object, read by name, remembering which were read so
-/// that the rest can be reported as unknown.
-struct Members<'a> {
-    object: &'a Object,
-    at: String,
-    read: Vec<&'static str>,
-}
-
-impl<'a> Members<'a> {
-    fn new(v: &'a Value, at: &str) -> Result<Members<'a>, ImportError> {
-        match v {
-            Value::Object(object) => Ok(Members {
-                object,
-                at: at.to_string(),
-                read: Vec::new(),
-            }),
-            v => Err(ImportError::at(
-                at,
-                format!("expected an object, found {}", v.kind()),
-            )),
-        }
-    }
-
-    fn pointer(&self, key: &str) -> String {
-        let mut p = self.at.clone();
-        p.push('/');
-        json::push_pointer_token(&mut p, key);
-        p
-    }
-
-    fn get(&mut self, key: &'static str) -> Result<(&'a Value, String), ImportError> {
-        self.read.push(key);
-        match self.object.get(key) {
-            Some(v) => Ok((v, self.pointer(key))),
-            None => Err(ImportError::at(&self.at, format!("missing `{key}`"))),
-        }
-    }
-
-    fn string(&mut self, key: &'static str) -> Result<&'a str, ImportError> {
-        match self.get(key)? {
-            (Value::String(s), _) => Ok(s),
-            (v, at) => Err(ImportError::at(
-                &at,
-                format!("expected a string, found {}", v.kind()),
-            )),
-        }
-    }
-
-    fn object(&mut self, key: &'static str) -> Result<(&'a Value, String), ImportError> {
-        match self.get(key)? {
-            (v @ Value::Object(_), at) => Ok((v, at)),
-            (v, at) => Err(ImportError::at(
-                &at,
-                format!("expected an object, found {}", v.kind()),
-            )),
-        }
-    }
-
-    /// Adds the pointers of members never read to `unknown`.
-    fn finish(self, unknown: &mut Vec<String>) {
-        for (k, _) in self.object.iter() {
-            if !self.read.contains(&k.as_str()) {
-                unknown.push(self.pointer(k));
-            }
-        }
-    }
 }
 
 /// Our canonical descriptor of a tool the file describes by `name`,

@@ -69,8 +69,9 @@ impl fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
-/// Something two readers may read two ways.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Something two readers may read two ways (kept as it is in the
+/// inventory index, `cache/inventory.rs`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Ambiguity {
     /// The tool, or `None` for the server level.
     pub tool: Option<String>,

@@ -19,8 +19,10 @@
 //! The rooms: `value` is what a document holds; `parser` is the grammar,
 //! byte by byte; `reader` reads whole documents or walks them member by
 //! member; `pointer` writes RFC 6901 pointers; `locate` turns a pointer or
-//! a byte offset into a line and a column.
+//! a byte offset into a line and a column; `de` reads a parsed document
+//! into `#[derive(Deserialize)]` types (the files we import).
 
+pub mod de;
 mod locate;
 mod parser;
 mod pointer;
