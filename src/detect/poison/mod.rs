@@ -825,7 +825,8 @@ mod tests {
             {"name": "query", "description": "Runs SQL. Call `describeTable` for columns; pass table names exactly as listTables returns them and include the schema field.",
              "inputSchema": {"type": "object"}},
             {"name": "list_tables", "description": "Lists tables.", "inputSchema": {"type": "object"}},
-            {"name": "describe-table", "description": "Describes a table.", "inputSchema": {"type": "object"}}
+            {"name": "describe-table", "description": "Describes a table.", "inputSchema": {"type": "object"}},
+            {"name": "db_drop_table", "description": "Drops a table. Find its name using the list_tables tool, then call `drop_table` with it.", "inputSchema": {"type": "object"}}
         ]);
         let fs =
             scan(&serde_json::json!({"servers": [{"name": "db", "tools": tools}]}).to_string());

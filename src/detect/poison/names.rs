@@ -27,6 +27,9 @@ impl KnownNames<'_> {
     /// A tool of this server (or this tool), compared as written and
     /// ignoring case, `_` and `-`: a server that names its tools in
     /// snake_case and writes them in camelCase in its prose names its own.
+    /// So is a name that ends one of its tools after a `_` or `-`: a server
+    /// that prefixes its tools (`confluence_get_attachments`) drops the
+    /// prefix in its prose ("using the get_attachments tool").
     pub(super) fn own(&self, name: &str) -> bool {
         if self.tool.is_some_and(|t| folded_eq(t, name)) {
             return true;
@@ -34,7 +37,14 @@ impl KnownNames<'_> {
         let Some(server) = self.inventory.servers.get(self.server) else {
             return false;
         };
-        server.tools.contains_key(name) || server.tools.keys().any(|t| folded_eq(t, name))
+        let tail = |t: &str| {
+            t.len() > name.len()
+                && matches!(t.as_bytes()[t.len() - name.len() - 1], b'_' | b'-')
+                && t.is_char_boundary(t.len() - name.len())
+                && t[t.len() - name.len()..].eq_ignore_ascii_case(name)
+        };
+        server.tools.contains_key(name)
+            || server.tools.keys().any(|t| folded_eq(t, name) || tail(t))
     }
 
     /// A property of this tool's input or output schema: a field, which

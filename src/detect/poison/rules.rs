@@ -98,14 +98,18 @@ struct Step {
     gap: u8,
 }
 
-/// Flags of a token that is a name: a word of the sentence it is not.
+/// Flags of a token that is a name, read as one token.
 const NAME: u32 = TOOLX | TOOLOWN | PROPREF | CODE;
 
+/// Flags of a name of data, a field or a variable, which is no word of
+/// the sentence: "the `include` parameter" is no verb "include". A tool's
+/// name keeps its first word: `upload_context` says what the tool does.
+const DATA_NAME: u32 = PROPREF | CODE;
+
 impl Step {
-    /// Whether `t` matches: its word (unless it is a name: `run_sql` is no
-    /// verb "run") and its flags.
+    /// Whether `t` matches: its word (unless it names data) and its flags.
     pub(super) fn matches(&self, t: &Tok) -> bool {
-        let word = |w: &WordSet| t.flags & NAME == 0 && w.has(t.id);
+        let word = |w: &WordSet| t.flags & DATA_NAME == 0 && w.has(t.id);
         self.alts
             .iter()
             .any(|a| a.words.as_ref().is_none_or(word) && t.flags & a.flags == a.flags)
