@@ -15,6 +15,9 @@ use crate::text::is_concealing;
 pub(super) struct Report {
     pub(super) message: String,
     pub(super) evidence: Vec<String>,
+    /// Only zero-width spaces next to a space (see `stray`): medium in a
+    /// text; a name or a key is never written with one.
+    pub(super) stray: bool,
 }
 
 impl Report {
@@ -26,14 +29,26 @@ impl Report {
         } else {
             "the text"
         };
+        let stray = self.stray && place == "the text";
+        let mut evidence = self.evidence;
+        if stray {
+            evidence.push(
+                "only zero-width spaces next to a space: they split no word and hide nothing a model reads"
+                    .to_string(),
+            );
+        }
         Finding {
             class: Class::Hidden,
-            severity: Severity::High,
+            severity: if stray {
+                Severity::Medium
+            } else {
+                Severity::High
+            },
             server: server.to_string(),
             tool: tool.map(str::to_string),
             field: Some(at.pointer.clone()),
             message: format!("hidden characters in {place}: {}", self.message),
-            evidence: self.evidence,
+            evidence,
         }
     }
 }
@@ -95,6 +110,7 @@ pub(super) fn render(chars: &[char], hits: &[Hit]) -> Report {
     Report {
         message: summary.join(", "),
         evidence,
+        stray: false,
     }
 }
 

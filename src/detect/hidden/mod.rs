@@ -152,7 +152,36 @@ fn inspect(s: &str) -> Option<Report> {
     if hits.is_empty() {
         return None;
     }
-    Some(render(&chars, &hits))
+    let mut report = render(&chars, &hits);
+    report.stray = stray(&chars, &hits);
+    Some(report)
+}
+
+/// Zero-width spaces left next to a space, as text pasted from a web page
+/// or a document editor carries them: a run of at most three U+200B that
+/// touches whitespace splits no word, spells nothing (one symbol carries no
+/// bits) and changes nothing a model reads. Still reported, at medium.
+fn stray(chars: &[char], hits: &[Hit]) -> bool {
+    if !hits.iter().all(|h| h.c == '\u{200B}') {
+        return false;
+    }
+    let mut i = 0;
+    while i < hits.len() {
+        let mut j = i;
+        while j + 1 < hits.len() && hits[j + 1].at == hits[j].at + 1 {
+            j += 1;
+        }
+        let (first, last) = (hits[i].at, hits[j].at);
+        let space = |k: Option<usize>| {
+            k.and_then(|k| chars.get(k))
+                .is_some_and(|c| c.is_whitespace())
+        };
+        if j - i >= 3 || !(space(first.checked_sub(1)) || space(Some(last + 1))) {
+            return false;
+        }
+        i = j + 1;
+    }
+    true
 }
 
 /// Every hidden character of `chars`, judged in context.
@@ -554,6 +583,30 @@ mod tests {
     pub(super) fn evidence(s: &str) -> String {
         let r = check(s).unwrap_or_else(|| panic!("expected a finding in {s:?}"));
         format!("{}\n{}", r.message, r.evidence.join("\n"))
+    }
+
+    #[test]
+    fn zero_width_spaces_next_to_a_space_are_stray_and_others_are_not() {
+        // lark-mcp 0.5.1: "How \u{200B}\u{200B}to obtain thread_id".
+        for s in [
+            "How \u{200B}\u{200B}to obtain",
+            "Done.\u{200B} Next",
+            "end \u{200B}",
+        ] {
+            assert!(check(s).is_some_and(|r| r.stray), "{s:?}");
+        }
+        for s in [
+            // Inside a word: splits it for a filter.
+            "pass\u{200B}word",
+            // Two symbols: bits.
+            "a \u{200B}\u{200C}\u{200B} b",
+            // A run of four carries something.
+            "a \u{200B}\u{200B}\u{200B}\u{200B}b",
+            // Next to a space on one side, but another character elsewhere.
+            "a \u{200B}b\u{2060}c",
+        ] {
+            assert!(check(s).is_some_and(|r| !r.stray), "{s:?}");
+        }
     }
 
     #[test]
