@@ -24,7 +24,7 @@ const FLAGS: [&str; 10] = [
 ];
 
 /// Word lists the code reads by name.
-const LISTS: [&str; 19] = [
+const LISTS: [&str; 20] = [
     "known_keys",
     "covert",
     "secret_words",
@@ -44,6 +44,7 @@ const LISTS: [&str; 19] = [
     "local_writes",
     "local_targets",
     "remote_targets",
+    "tool_verbs",
 ];
 
 /// What a signal can say a text asks for (`Ask` in

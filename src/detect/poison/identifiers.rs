@@ -4,8 +4,9 @@
 
 use super::code::code_spans;
 use super::memo::Asker;
+use super::names::ident_words;
 use super::rules::Lexicon;
-use super::tables::NOT_NAMES;
+use super::tables::{NOT_NAMES, SECRET_WORDS, TOOL_VERBS};
 use super::tokens::{Tok, CODE, PROPREF, QUOTED, TOOLOWN, TOOLX};
 
 /// What [`identifiers`] looks for.
@@ -116,13 +117,22 @@ pub(super) fn identifiers(
                 && (code.iter().any(|&(a, z)| a <= s2 && s2 < z)
                     || (s2 > 0 && b[s2 - 1] == b'$')
                     || b.get(e) == Some(&b'('));
+            // Another server's tool of that name is one, wherever it is
+            // written; otherwise a name is taken for a tool outside code
+            // only when it says what it does.
             toks[k].flags |= if ask.own(chunk) {
                 TOOLOWN
-            } else if !in_code || ask.other(chunk) {
+            } else if (!in_code && (says_what_it_does(chunk) || after_call_verb(c, s2, lex)))
+                || ask.other(chunk)
+            {
                 TOOLX
             } else {
                 CODE
             };
+            continue;
+        }
+        if constant(chunk, b, s2, e) {
+            toks[k].flags |= CODE;
             continue;
         }
         // A plain or kebab-case word names a tool only where the text says
@@ -177,8 +187,7 @@ fn tool_shaped(s: &str) -> bool {
     if !s.chars().any(|c| c.is_lowercase()) {
         return false;
     }
-    let prefix = s.as_bytes().get(..4);
-    if prefix.is_some_and(|p| p.eq_ignore_ascii_case(b"mcp_") || p.eq_ignore_ascii_case(b"mcp-")) {
+    if mcp_prefixed(s) {
         return true;
     }
     if let Some((_, ext)) = s.rsplit_once('.') {
@@ -199,4 +208,44 @@ fn tool_shaped(s: &str) -> bool {
             w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase() && w[2].is_ascii_lowercase()
         });
     snake || camel
+}
+
+/// Whether a tool-shaped name says what it does, as a tool's name does:
+/// its first word is a verb (`sync_profile`, `getDimensionValues`), or its
+/// second, after a prefix (`slack_post_message`) or an object
+/// (`license_check`); of `server.tool`, the tool. A name of a thing (`template_id`, `toRecipients`,
+/// `@odata.deltaLink`) is a field or a variable.
+fn says_what_it_does(s: &str) -> bool {
+    if mcp_prefixed(s) {
+        return true;
+    }
+    let last = s.rsplit('.').next().unwrap_or(s);
+    let words = ident_words(last);
+    let verb = |i: usize| words.get(i).is_some_and(|w| TOOL_VERBS.contains(w));
+    verb(0) || verb(1)
+}
+
+/// `mcp_server_tool`, `mcp-server-tool`: a client's name for a tool.
+fn mcp_prefixed(s: &str) -> bool {
+    let prefix = s.as_bytes().get(..4);
+    prefix.is_some_and(|p| p.eq_ignore_ascii_case(b"mcp_") || p.eq_ignore_ascii_case(b"mcp-"))
+}
+
+/// A keyword or a constant, written in capitals: `SET` and `FETCH` between
+/// backticks (SQL), `SKIP_WRITE_CONFIRMATION` (an environment variable).
+/// A name, whose words are no verbs of the sentence; but a constant that
+/// names a secret (`OPENAI_API_KEY`) keeps its words, which say so.
+fn constant(chunk: &str, b: &[u8], s: usize, e: usize) -> bool {
+    let caps = chunk.len() >= 2
+        && chunk.bytes().any(|x| x.is_ascii_uppercase())
+        && !chunk.bytes().any(|x| x.is_ascii_lowercase());
+    if !caps {
+        return false;
+    }
+    let in_backticks = s > 0 && b[s - 1] == b'`' && b.get(e) == Some(&b'`');
+    let joined = chunk.contains('_');
+    (in_backticks || joined)
+        && !ident_words(chunk)
+            .iter()
+            .any(|w| SECRET_WORDS.contains(w) || w == "key" || w == "keys")
 }

@@ -12,7 +12,8 @@ pub(super) struct KnownNames<'a> {
     pub(super) server: &'a str,
     pub(super) tool: Option<&'a str>,
     pub(super) params: &'a [Param],
-    /// The property names of the output schema, folded ([`fold`]).
+    /// The property names of the output schema and the names the schemas
+    /// take as values (`enum`, `const`), folded ([`fold`]).
     pub(super) outputs: &'a [String],
 }
 
@@ -47,8 +48,9 @@ impl KnownNames<'_> {
             || server.tools.keys().any(|t| folded_eq(t, name) || tail(t))
     }
 
-    /// A property of this tool's input or output schema: a field, which
-    /// a text may name as it likes, and no tool.
+    /// A property of this tool's input or output schema, or a name one of
+    /// its schemas takes as a value: a field, which a text may name as it
+    /// likes, and no tool.
     pub(super) fn is_field(&self, name: &str) -> bool {
         self.param(name).is_some() || {
             let f = fold(name);

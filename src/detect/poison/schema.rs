@@ -13,7 +13,9 @@ pub(super) struct SchemaWalk<'a> {
     /// Input parameters are collected (and their names checked); output
     /// properties are not parameters, and go to `outputs`.
     pub(super) params: Option<&'a mut Vec<Param>>,
-    /// The output schema's property names, folded.
+    /// The output schema's property names, and the names a schema takes
+    /// as values (`enum`, `const`: `run_pipeline` of an `action`), folded:
+    /// names of this tool's own, which its prose may use as it likes.
     pub(super) outputs: &'a mut Vec<String>,
     pub(super) fixed_urls: &'a mut Vec<String>,
 }
@@ -95,8 +97,12 @@ impl SchemaWalk<'_> {
                     if let Some(url) = val.as_str().filter(|s| external_url(s)) {
                         self.fixed(at, url, "const");
                     }
+                    self.value_name(val);
                 }
                 "enum" => {
+                    for v in val.as_array().into_iter().flatten() {
+                        self.value_name(v);
+                    }
                     if let Some([only]) = val.as_array() {
                         if let Some(url) = only.as_str().filter(|s| external_url(s)) {
                             let p = format!("{at}/0");
@@ -161,6 +167,20 @@ impl SchemaWalk<'_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Records a value that is a name (`run_pipeline`, `getDimensionValues`).
+    fn value_name(&mut self, v: &Value) {
+        let Some(s) = v.as_str() else { return };
+        let name = (3..=64).contains(&s.len())
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        if name {
+            let folded = fold(s);
+            if !self.outputs.contains(&folded) {
+                self.outputs.push(folded);
+            }
         }
     }
 
