@@ -24,7 +24,7 @@ const FLAGS: [&str; 10] = [
 ];
 
 /// Word lists the code reads by name.
-const LISTS: [&str; 19] = [
+const LISTS: [&str; 27] = [
     "known_keys",
     "covert",
     "secret_words",
@@ -44,6 +44,14 @@ const LISTS: [&str; 19] = [
     "local_writes",
     "local_targets",
     "remote_targets",
+    "action_keys",
+    "write_flags",
+    "destroy_flags",
+    "remote_sinks",
+    "url_words",
+    "destination_words",
+    "joiners",
+    "copy_verbs",
 ];
 
 /// What a signal can say a text asks for (`Ask` in
