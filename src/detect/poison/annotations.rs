@@ -116,35 +116,34 @@ fn remote_input(tool: &Object) -> Option<String> {
     })
 }
 
-/// Whether the tool's input names a local file or folder to write to
-/// (`path`, `output_dir`, `filename`) and nothing remote to send to
-/// (`url`, `recipient`, `webhook`, `bucket`...).
-fn local_target(tool: &Object) -> bool {
-    let Some(props) = tool
-        .get("inputSchema")
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-    else {
-        return false;
-    };
-    let words: Vec<Vec<String>> = props.iter().map(|(k, _)| ident_words(k)).collect();
-    let any = |list: Words| words.iter().flatten().any(|w| list.contains(w));
-    any(LOCAL_TARGETS) && !any(REMOTE_TARGETS)
+/// What the input names as targets, one property at a time: a local file
+/// or folder (`path`, `output_dir`), one to write to (`output_path`,
+/// `destination_dir`, `outfile`), and somewhere remote (`url`,
+/// `recipient`, `bucket`; a `destination_path` is local).
+#[derive(Default)]
+struct Targets {
+    local: bool,
+    local_destination: bool,
+    remote: bool,
 }
 
-/// Whether the input names somewhere for the result to go: anything remote
-/// (`url`, `recipient`, `bucket`), or a local file or folder to write to
-/// (`output_path`, `outfile`), not the file a tool reads (`path`).
-fn destination(tool: &Object) -> bool {
+fn targets(tool: &Object) -> Targets {
     let mut props = Vec::new();
     if let Some(schema) = tool.get("inputSchema") {
         properties(schema, 0, &mut props);
     }
-    props.iter().any(|(name, _)| {
+    let mut t = Targets::default();
+    for (name, _) in props {
         let words = ident_words(name);
         let any = |list: Words| words.iter().any(|w| list.contains(w));
-        any(REMOTE_TARGETS) || any(LOCAL_TARGETS) && any(DESTINATION_WORDS)
-    })
+        if any(LOCAL_TARGETS) {
+            t.local = true;
+            t.local_destination |= any(DESTINATION_WORDS);
+        } else if any(REMOTE_TARGETS) {
+            t.remote = true;
+        }
+    }
+    t
 }
 
 /// The verb of a claim found by [`claims`]: "the name says `export`".
@@ -202,11 +201,17 @@ pub(super) fn annotations(tool: &Object, fixed_urls: &[String], signals: &mut Si
         Some(Value::Bool(b)) => Some(*b),
         _ => None,
     };
-    // An export, save or download to a local path only: it writes a file
-    // (so read-only is inaccurate, medium alone), it sends nothing out.
-    let local = |why: &str| LOCAL_WRITES.contains(verb(why)) && local_target(tool);
+    let to = targets(tool);
+    // An export, save or download to a local path only, or any send whose
+    // destination is a local file or folder and nothing remote: it writes a
+    // file (so read-only is inaccurate, medium alone), it sends nothing out.
+    // A send's plain `path` is what it reads and sends.
+    let local = |why: &str| {
+        !to.remote && (to.local_destination || to.local && LOCAL_WRITES.contains(verb(why)))
+    };
     // An export with nowhere to go returns its copy: it reads.
-    let returned = |why: &String| COPY_VERBS.contains(verb(why)) && !destination(tool);
+    let returned =
+        |why: &String| COPY_VERBS.contains(verb(why)) && !to.remote && !to.local_destination;
     if hint("readOnlyHint") == Some(true) {
         if let Some(why) = claims(tool, WRITER)
             .filter(|why| !returned(why))
