@@ -19,8 +19,11 @@ use crate::json::{Object, Value};
 /// without end.
 const MAX_DEPTH: usize = 6;
 
+/// A property of the input schema: its name and its schema.
+type Prop<'a> = (&'a str, &'a Object);
+
 /// Every property of the input schema, nested ones included, by name.
-fn properties<'a>(schema: &'a Value, depth: usize, out: &mut Vec<(&'a str, &'a Object)>) {
+fn properties<'a>(schema: &'a Value, depth: usize, out: &mut Vec<Prop<'a>>) {
     let Some(o) = schema.as_object() else {
         return;
     };
@@ -81,13 +84,11 @@ fn choices(prop: &Object) -> Vec<&str> {
 /// of an action-like parameter (`operation`, `method`) that starts with
 /// one of `verbs`. A list of actions (`operations: [...]` of report
 /// kinds) selects what to read, so only a single choice counts.
-fn schema_can(tool: &Object, flags: Words, verbs: Words) -> Option<String> {
-    let mut props = Vec::new();
-    properties(tool.get("inputSchema")?, 0, &mut props);
+fn schema_can(props: &[Prop<'_>], flags: Words, verbs: Words) -> Option<String> {
     props.iter().find_map(|(name, prop)| {
         let words = ident_words(name);
         if typed(prop, "boolean") && words.iter().any(|w| flags.contains(w)) {
-            return Some(format!("the input schema has the flag `{name}`"));
+            return Some(format!("the input schema has the flag `{}`", shown(name)));
         }
         if typed(prop, "array") || !words.iter().any(|w| ACTION_KEYS.contains(w)) {
             return None;
@@ -96,7 +97,8 @@ fn schema_can(tool: &Object, flags: Words, verbs: Words) -> Option<String> {
             .into_iter()
             .find(|c| ident_words(c).first().is_some_and(|w| verbs.contains(w)))?;
         Some(format!(
-            "the input schema's `{name}` offers `{}`",
+            "the input schema's `{}` offers `{}`",
+            shown(name),
             shown(choice)
         ))
     })
@@ -105,14 +107,12 @@ fn schema_can(tool: &Object, flags: Words, verbs: Words) -> Option<String> {
 /// An input that names somewhere to send to: a webhook, a callback, a
 /// recipient, or the URL of a destination (`target_url`, `report_to_url`);
 /// a URL to read from (`url`, `base_url`) is not one.
-fn remote_input(tool: &Object) -> Option<String> {
-    let mut props = Vec::new();
-    properties(tool.get("inputSchema")?, 0, &mut props);
+fn remote_input(props: &[Prop<'_>]) -> Option<String> {
     props.iter().find_map(|(name, _)| {
         let words = ident_words(name);
         let any = |list: Words| words.iter().any(|w| list.contains(w));
         (any(REMOTE_SINKS) || any(URL_WORDS) && any(DESTINATION_WORDS))
-            .then(|| format!("its input takes `{name}`, somewhere to send to"))
+            .then(|| format!("its input takes `{}`, somewhere to send to", shown(name)))
     })
 }
 
@@ -122,16 +122,16 @@ fn remote_input(tool: &Object) -> Option<String> {
 /// `recipient`, `bucket`; a `destination_path` is local).
 #[derive(Default)]
 struct Targets {
+    /// A property names a local file or folder.
     local: bool,
+    /// One of those says it is where the tool writes.
     local_destination: bool,
+    /// A property names somewhere remote and nothing local.
     remote: bool,
 }
 
-fn targets(tool: &Object) -> Targets {
-    let mut props = Vec::new();
-    if let Some(schema) = tool.get("inputSchema") {
-        properties(schema, 0, &mut props);
-    }
+/// The targets `props` name.
+fn targets(props: &[Prop<'_>]) -> Targets {
     let mut t = Targets::default();
     for (name, _) in props {
         let words = ident_words(name);
@@ -201,7 +201,11 @@ pub(super) fn annotations(tool: &Object, fixed_urls: &[String], signals: &mut Si
         Some(Value::Bool(b)) => Some(*b),
         _ => None,
     };
-    let to = targets(tool);
+    let mut props = Vec::new();
+    if let Some(schema) = tool.get("inputSchema") {
+        properties(schema, 0, &mut props);
+    }
+    let to = targets(&props);
     // An export, save or download to a local path only, or any send whose
     // destination is a local file or folder and nothing remote: it writes a
     // file (so read-only is inaccurate, medium alone), it sends nothing out.
@@ -215,7 +219,7 @@ pub(super) fn annotations(tool: &Object, fixed_urls: &[String], signals: &mut Si
     if hint("readOnlyHint") == Some(true) {
         if let Some(why) = claims(tool, WRITER)
             .filter(|why| !returned(why))
-            .or_else(|| schema_can(tool, WRITE_FLAGS, WRITER))
+            .or_else(|| schema_can(&props, WRITE_FLAGS, WRITER))
         {
             let to = if local(&why) {
                 " (to a local path)"
@@ -231,7 +235,7 @@ pub(super) fn annotations(tool: &Object, fixed_urls: &[String], signals: &mut Si
     }
     if hint("destructiveHint") == Some(false) {
         if let Some(why) =
-            claims(tool, DESTROYER).or_else(|| schema_can(tool, DESTROY_FLAGS, DESTROYER))
+            claims(tool, DESTROYER).or_else(|| schema_can(&props, DESTROY_FLAGS, DESTROYER))
         {
             signals.add(
                 "/annotations",
@@ -248,7 +252,7 @@ pub(super) fn annotations(tool: &Object, fixed_urls: &[String], signals: &mut Si
                     .first()
                     .map(|u| format!("the input schema fixes the external URL {}", shown(u)))
             })
-            .or_else(|| remote_input(tool));
+            .or_else(|| remote_input(&props));
         if let Some(why) = why {
             signals.add(
                 "/annotations",
