@@ -213,7 +213,10 @@ pub(super) fn annotations(tool: &Object, fixed_urls: &[String], signals: &mut Si
     let local = |why: &str| {
         !to.remote && (to.local_destination || to.local && LOCAL_WRITES.contains(verb(why)))
     };
-    // An export with nowhere to go returns its copy: it reads.
+    // An export with nowhere to go returns its copy: it reads. The
+    // closed-world claim takes no such excuse: where a copy goes that the
+    // input does not name is where the code sends it, which openWorldHint
+    // false would hide.
     let returned =
         |why: &String| COPY_VERBS.contains(verb(why)) && !to.remote && !to.local_destination;
     if hint("readOnlyHint") == Some(true) {
