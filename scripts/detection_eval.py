@@ -25,11 +25,11 @@ checkout's .git/kams answers for the binary.
 
   scripts/detection_eval.py [--bin target/debug/git-kams] [--corpus ../shared/corpus]
                             [--sets dev,heldout] [--misses dev] [--real-findings]
-                            [--markdown]
+                            [--markdown] [--update docs/detection.md]
 
 --markdown prints exactly the "Measured" section of docs/detection.md:
 sorted, with no timestamp and no absolute path, so that a re-run after a
-change is a plain diff. Never pass --misses heldout: heldout's texts are
+change is a plain diff; --update docs/detection.md writes it there. Never pass --misses heldout: heldout's texts are
 not to be read or tuned to, only its totals.
 """
 
@@ -328,8 +328,9 @@ folder outside any repository, so no findings memo answers for the binary):
 {COMMAND}
 ```
 
-It prints this section as it stands; paste its output over it after a
-change to the detectors. Without `--markdown` it prints the same tables
+It prints this section as it stands; after a change to the detectors,
+`--update docs/detection.md` writes it over this one (or paste the
+output of `--markdown`). Without `--markdown` it prints the same tables
 and a JSON summary, with `--misses dev` the dev set's misses and false
 positives, and with `--real-findings` every high finding on a real tool.
 Severity is a finding's (low, medium, high, critical); a signal is named
@@ -375,7 +376,10 @@ def main():
     ap.add_argument("--misses", default="", help="sets whose misses and false positives to list (never heldout)")
     ap.add_argument("--real-findings", action="store_true", help="list high findings on real tools")
     ap.add_argument("--markdown", action="store_true", help="print the Measured section of docs/detection.md")
+    ap.add_argument("--update", metavar="FILE",
+                    help="write the Measured section over the one in FILE (docs/detection.md) instead of printing it")
     args = ap.parse_args()
+    args.markdown |= bool(args.update)
     binary, corpus = os.path.abspath(args.bin), os.path.abspath(args.corpus)
     summary = {}
     parts = [INTRO] if args.markdown else []
@@ -394,7 +398,24 @@ def main():
     parts += [REAL_INTRO, text]
     if not args.markdown:
         parts.append("```json\n" + json.dumps(summary, indent=1) + "\n```\n")
-    sys.stdout.write("\n".join(parts))
+    text = "\n".join(parts)
+    if args.update:
+        update(args.update, text)
+    else:
+        sys.stdout.write(text)
+
+
+def update(path, section):
+    """Replaces the `## Measured` section of `path`, up to the next `## `
+    heading, with `section`."""
+    doc = open(path).read()
+    start = doc.find("\n## Measured\n")
+    if start < 0:
+        sys.exit(f"{path}: no '## Measured' section")
+    end = doc.find("\n## ", start + 1)
+    end = len(doc) if end < 0 else end
+    with open(path, "w") as f:
+        f.write(doc[:start + 1] + section.rstrip("\n") + "\n" + doc[end:])
 
 
 if __name__ == "__main__":
