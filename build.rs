@@ -24,7 +24,7 @@ const FLAGS: [&str; 10] = [
 ];
 
 /// Word lists the code reads by name.
-const LISTS: [&str; 20] = [
+const LISTS: [&str; 28] = [
     "known_keys",
     "covert",
     "secret_words",
@@ -45,6 +45,14 @@ const LISTS: [&str; 20] = [
     "local_targets",
     "remote_targets",
     "tool_verbs",
+    "action_keys",
+    "write_flags",
+    "destroy_flags",
+    "remote_sinks",
+    "url_words",
+    "destination_words",
+    "joiners",
+    "copy_verbs",
 ];
 
 /// What a signal can say a text asks for (`Ask` in

@@ -670,6 +670,9 @@ mod tests {
              "annotations": {"readOnlyHint": true, "openWorldHint": false}},
             {"name": "export_workbook", "description": "Exports the workbook.",
              "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+             "annotations": {"readOnlyHint": true, "openWorldHint": false}},
+            {"name": "export_table", "description": "Exports the table.",
+             "inputSchema": {"type": "object", "properties": {"output_path": {"type": "string"}}},
              "annotations": {"readOnlyHint": true, "openWorldHint": false}}
         ]);
         let fs = scan(&serde_json::json!({"servers": [{"name": "a", "tools": tools}]}).to_string());
@@ -684,8 +687,12 @@ mod tests {
         assert!(signals(sms).contains(&"closed-world-claim"));
         assert_eq!(sms.severity, Severity::High);
         assert!(find("get_update_status").is_none());
-        // A local export: read-only is inaccurate, closed-world is true.
-        let export = find("export_workbook").expect("export");
+        // An export of the file at `path`, with nowhere to write it, hands
+        // the copy back: both claims are true.
+        assert!(find("export_workbook").is_none());
+        // An export into a local file: read-only is inaccurate, closed-world
+        // is true.
+        let export = find("export_table").expect("export");
         assert_eq!(signals(export), ["read-only-claim"]);
         assert_eq!(export.severity, Severity::Medium);
     }
