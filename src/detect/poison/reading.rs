@@ -3,7 +3,7 @@
 
 use super::encoded::blobs;
 use super::identifiers::{identifiers, Look};
-use super::markup::{headers, padding, tags};
+use super::markup::{headers, markers, padding, tags};
 use super::memo::Asker;
 use super::names::ident_words;
 use super::rules::{lexicon, run_patterns, Lexicon};
@@ -76,6 +76,7 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     run_patterns(c, &toks, lex, &mut r);
     tags(c, &mut r);
     headers(c, &mut r);
+    markers(c, &mut r);
     padding(c, &mut r);
     if !c.is_ascii() {
         for (signal, phrase) in PHRASES {

@@ -13,7 +13,8 @@ use super::reading::Reading;
 use super::signal::{shown, Signal};
 use super::tables::{CLASSES, PATTERNS, UNLESS};
 use super::tokens::{
-    Tok, CAPS, CODE, COLON, COMMA, EMAIL, PHONE, PROPREF, SECRET, SENSPATH, TOOLOWN, TOOLX, URL,
+    Tok, ACCOUNT, CAPS, CODE, COLON, COMMA, EMAIL, HOST, PHONE, PROPREF, SECRET, SENSPATH, TOOLOWN,
+    TOOLX, URL,
 };
 
 fn flag(name: &str) -> u32 {
@@ -28,6 +29,8 @@ fn flag(name: &str) -> u32 {
         "COMMA" => COMMA,
         "CAPS" => CAPS,
         "SECRET" => SECRET,
+        "HOST" => HOST,
+        "ACCOUNT" => ACCOUNT,
         other => panic!("poison pattern: unknown flag #{other}"),
     }
 }
