@@ -10,7 +10,7 @@ use super::rules::{lexicon, run_patterns, Lexicon};
 use super::secrets::{mark_secrets, sensitive_paths};
 use super::signal::{shown, Hit, Signal};
 use super::tables::{PHRASES, SLOT_WORDS};
-use super::tokens::{clean, specials, tokenize, INPATH, QUOTED, SENSPATH, URL};
+use super::tokens::{clean, specials, tokenize, Tok, CODE, INPATH, PROPREF, QUOTED, SENSPATH, URL};
 
 /// What one string says.
 #[derive(Clone, Default)]
@@ -74,6 +74,7 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     identifiers(c, &specials, &mut toks, ask, lex, Look::ForToolsAndParams);
     mark_secrets(&mut toks, lex);
     run_patterns(c, &toks, lex, &mut r);
+    risky_consent(c, &toks, lex, &mut r);
     tags(c, &mut r);
     headers(c, &mut r);
     markers(c, &mut r);
@@ -108,6 +109,30 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
         }
     }
     r
+}
+
+/// Consent bypassed in a text whose first sentence deletes, sends or pays
+/// ("Deletes records. Confirmation is not required."): the bypass is of
+/// that action's confirmation. (An action named later may be an aside:
+/// "so that you can remove errors".)
+fn risky_consent(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
+    let has = |s: Signal| r.hits.iter().any(|h| h.signal == s);
+    if !has(Signal::ConsentBypass) || has(Signal::UnconfirmedAction) {
+        return;
+    }
+    if let Some(t) = toks
+        .iter()
+        .take_while(|t| t.clause == 0)
+        .find(|t| t.flags & (PROPREF | CODE) == 0 && lex.risky.has(t.id))
+    {
+        r.hit(
+            Signal::UnconfirmedAction,
+            format!(
+                "consent bypassed for a tool that deletes, sends or pays: {}",
+                shown(&c[t.start..t.end])
+            ),
+        );
+    }
 }
 
 /// A single plain word that is no word of the lexicon (`string`, `id`,

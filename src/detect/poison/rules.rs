@@ -144,6 +144,9 @@ pub(super) struct Lexicon {
     pub(super) argnoun: WordSet,
     /// Verbs that call (`CALL`): before a function call, a tool's name.
     pub(super) call: WordSet,
+    /// Actions that delete, send or pay (`RISKY`): consent bypassed for
+    /// one of them is `unconfirmed-action`, wherever the text names it.
+    pub(super) risky: WordSet,
 }
 
 impl Lexicon {
@@ -331,6 +334,7 @@ fn build_lexicon() -> Lexicon {
         secret_head: classes["SECRET_HEAD"].clone(),
         secret_tail: classes["SECRET_TAIL"].clone(),
         carrier_prev: classes["CARRIER_PREV"].clone(),
+        risky: classes["RISKY"].clone(),
         argnoun: classes["ARGNOUN"].clone(),
         call: classes["CALL"].clone(),
         ids,
