@@ -79,11 +79,14 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
     }
     for line in c.lines() {
         let l = line.trim();
-        let Some(first) = l.chars().next().filter(|ch| "#=-*~+_".contains(*ch)) else {
+        // Not `*` or `_`: `**Important Note:**` is markdown's bold.
+        let Some(first) = l.chars().next().filter(|ch| "#=-~+".contains(*ch)) else {
             continue;
         };
         let inner = l.trim_matches(first);
         if l.len() - inner.len() >= 4
+            && inner.starts_with(' ')
+            && inner.ends_with(' ')
             && l.starts_with(&first.to_string().repeat(2))
             && l.ends_with(&first.to_string().repeat(2))
             && inner.split_whitespace().count() <= 5
@@ -122,10 +125,12 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
         from = end + 3;
     }
     for (info, body) in fences(c) {
+        // A fence with no info string may hold code: prose only if no
+        // line has the punctuation of a call or an assignment.
         let prose = matches!(
             info,
-            "" | "text" | "txt" | "md" | "markdown" | "plain" | "prompt"
-        );
+            "text" | "txt" | "md" | "markdown" | "plain" | "prompt"
+        ) || (info.is_empty() && !body.contains(['(', '=', '{', ';']));
         let data = matches!(info, "yaml" | "yml" | "json" | "jsonc" | "toml" | "ini");
         let keyed = body.lines().any(|line| {
             line.trim_start().split_once(':').is_some_and(|(key, _)| {
