@@ -111,24 +111,35 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     r
 }
 
-/// Consent bypassed in a text whose first sentence deletes, sends or pays
-/// ("Deletes records. Confirmation is not required."): the bypass is of
-/// that action's confirmation. (An action named later may be an aside:
-/// "so that you can remove errors".)
+/// Consent bypassed in a text whose first sentence, or the sentence of
+/// the bypass or one next to it, deletes, sends or pays ("Deletes
+/// records. Confirmation is not required."; "Confirmation is not required.
+/// Publish each post at once."): the bypass is of that action's
+/// confirmation. (An action named farther off may be an aside.)
 fn risky_consent(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
     let has = |s: Signal| r.hits.iter().any(|h| h.signal == s);
-    if !has(Signal::ConsentBypass) || has(Signal::UnconfirmedAction) {
+    if has(Signal::UnconfirmedAction) {
         return;
     }
+    let near: Vec<u32> = r
+        .hits
+        .iter()
+        .filter(|h| h.signal == Signal::ConsentBypass)
+        .filter_map(|h| c.find(h.span.as_str()))
+        .filter_map(|at| toks.iter().find(|t| t.start >= at).map(|t| t.clause))
+        .collect();
+    if near.is_empty() {
+        return;
+    }
+    let close = |k: u32| k == 0 || near.iter().any(|&n| k + 1 >= n && k <= n + 1);
     if let Some(t) = toks
         .iter()
-        .take_while(|t| t.clause == 0)
-        .find(|t| t.flags & (PROPREF | CODE) == 0 && lex.risky.has(t.id))
+        .find(|t| close(t.clause) && t.flags & (PROPREF | CODE) == 0 && lex.risky.has(t.id))
     {
         r.hit(
             Signal::UnconfirmedAction,
             format!(
-                "consent bypassed for a tool that deletes, sends or pays: {}",
+                "consent bypassed for an action that deletes, sends or pays: {}",
                 shown(&c[t.start..t.end])
             ),
         );
