@@ -275,14 +275,14 @@ fn destination_like(name: &str) -> bool {
         "report",
         "sink",
         "collector",
-        "endpoint",
     ]
     .iter()
     .any(|w| f.contains(w))
 }
 
 /// Parameters that receive what the tool sends or writes: where a fixed
-/// remote address is a standing order to send data there.
+/// remote address is a standing order to send data there. Not an API's
+/// endpoint or base URL, whose default is the vendor's own.
 fn receives_data(name: &str) -> bool {
     let f = fold(name);
     let words = ident_words(name);
