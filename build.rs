@@ -19,8 +19,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 /// Flags the tokenizer sets (`src/detect/poison/tokens.rs`).
-const FLAGS: [&str; 10] = [
+const FLAGS: [&str; 12] = [
     "URL", "EMAIL", "PHONE", "SENSPATH", "TOOLX", "PROPREF", "COLON", "COMMA", "CAPS", "SECRET",
+    "HOST", "ACCOUNT",
 ];
 
 /// Word lists the code reads by name.
@@ -57,13 +58,14 @@ const LISTS: [&str; 28] = [
 
 /// What a signal can say a text asks for (`Ask` in
 /// `src/detect/poison/signal.rs`), by its name in the file.
-const ASKS: [(&str, &str); 6] = [
+const ASKS: [(&str, &str); 7] = [
     ("secret", "Secret"),
     ("send", "Send"),
     ("hide", "Hide"),
     ("override", "Override"),
     ("other-tool", "OtherTool"),
     ("deceive", "Deceive"),
+    ("destroy", "Destroy"),
 ];
 
 /// Fewest examples of each kind a signal needs.

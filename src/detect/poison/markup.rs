@@ -1,11 +1,13 @@
 //! Shapes an instruction takes in markup rather than in words: tags that
-//! open an instruction block, markdown headers, and whitespace that pushes
-//! what follows out of view.
+//! open an instruction block, markers of other shapes around one (`[[ADMIN]]`,
+//! `{{#system}}`, `### SYSTEM ###`, an HTML comment or a code fence that
+//! holds orders), markdown headers, and whitespace that pushes what follows
+//! out of view.
 
 use super::names::ident_words;
 use super::reading::Reading;
 use super::signal::{shown, Signal};
-use super::tables::TAG_WORDS;
+use super::tables::{ORDER_WORDS, TAG_WORDS};
 
 /// `<IMPORTANT>`, `</system>`, `[INST]`, `<<SYS>>`, `<|im_start|>`; not
 /// a type's parameter written right after its name
@@ -50,6 +52,138 @@ pub(super) fn tags(c: &str, r: &mut Reading) {
             r.hit(Signal::InstructionBlock, shown(&c[i..end]));
         }
     }
+}
+
+/// Instruction blocks outside angle-bracket tags: `[[ADMIN]]`,
+/// `{{#system}}`, `{{/system}}`; a banner line (`### SYSTEM ###`,
+/// `=== ADMIN ===`); an HTML comment that holds an order; a code fence
+/// that holds orders rather than code (prose lines that start with an
+/// order, or a block keyed as a policy or prompt for the agent).
+pub(super) fn markers(c: &str, r: &mut Reading) {
+    let tagged = |name: &str| ident_words(name).iter().any(|w| TAG_WORDS.contains(w));
+    for (open, close) in [("[[", "]]"), ("{{", "}}")] {
+        for (i, _) in c.match_indices(open) {
+            let rest = &c[i + 2..];
+            let Some(end) = rest.find(close).filter(|&e| e > 0 && e <= 40) else {
+                continue;
+            };
+            let name = rest[..end].trim_start_matches(['#', '/', '!', '%']).trim();
+            if name
+                .chars()
+                .all(|ch| ch.is_alphanumeric() || matches!(ch, '_' | '-' | ' '))
+                && tagged(name)
+            {
+                r.hit(Signal::InstructionMarker, shown(&c[i..i + 4 + end]));
+            }
+        }
+    }
+    for line in c.lines() {
+        let l = line.trim();
+        // Not `*` or `_`: `**Important Note:**` is markdown's bold.
+        let Some(first) = l.chars().next().filter(|ch| "#=-~+".contains(*ch)) else {
+            continue;
+        };
+        let inner = l.trim_matches(first);
+        if l.len() - inner.len() >= 4
+            && inner.starts_with(' ')
+            && inner.ends_with(' ')
+            && l.starts_with(&first.to_string().repeat(2))
+            && l.ends_with(&first.to_string().repeat(2))
+            && inner.split_whitespace().count() <= 5
+            && tagged(inner)
+        {
+            r.hit(Signal::InstructionMarker, shown(l));
+        }
+    }
+    let orders = |text: &str| {
+        text.lines().any(|line| {
+            let l = line
+                .trim()
+                .trim_start_matches(['-', '*', '#', '/', '>', ' ']);
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words.len() >= 4
+                && ORDER_WORDS.contains(
+                    &words[0]
+                        .trim_matches(|ch: char| !ch.is_alphanumeric())
+                        .to_lowercase(),
+                )
+        })
+    };
+    let mut from = 0;
+    while let Some(k) = c[from..].find("<!--").map(|k| k + from) {
+        let Some(end) = c[k + 4..].find("-->").map(|e| e + k + 4) else {
+            break;
+        };
+        let body = &c[k + 4..end];
+        if orders(body)
+            || body
+                .split_whitespace()
+                .any(|w| tagged(w) && w.chars().all(|ch| !ch.is_lowercase()))
+        {
+            r.hit(Signal::InstructionMarker, shown(&c[k..end + 3]));
+        }
+        from = end + 3;
+    }
+    for (info, body) in fences(c) {
+        // A fence with no info string may hold code: prose only if no
+        // line has the punctuation of a call or an assignment.
+        let prose = matches!(
+            info,
+            "text" | "txt" | "md" | "markdown" | "plain" | "prompt"
+        ) || (info.is_empty() && !body.contains(['(', '=', '{', ';']));
+        let data = matches!(info, "yaml" | "yml" | "json" | "jsonc" | "toml" | "ini");
+        let keyed = body.lines().any(|line| {
+            line.trim_start().split_once(':').is_some_and(|(key, _)| {
+                let key = key.trim().trim_matches(['"', '\'', '-', ' ']);
+                !key.is_empty()
+                    && !key.contains(' ')
+                    && ident_words(key).iter().any(|w| {
+                        TAG_WORDS.contains(w)
+                            || matches!(w.as_str(), "policy" | "prompt" | "agent" | "rules")
+                    })
+            })
+        });
+        let values = body
+            .lines()
+            .map(|line| line.split_once(':').map_or(line, |(_, v)| v))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if (prose && orders(body)) || ((prose || data) && keyed && orders(&values)) {
+            r.hit(
+                Signal::InstructionMarker,
+                format!("a code fence that holds orders: {}", shown(body)),
+            );
+        }
+    }
+}
+
+/// The fenced blocks of a text (``` or ~~~): the info string, lowercased,
+/// and the body.
+fn fences(c: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let mut open: Option<(&str, &str, usize)> = None;
+    let mut pos = 0;
+    for line in c.split_inclusive('\n') {
+        let t = line.trim();
+        let start = pos;
+        pos += line.len();
+        let mark = if t.starts_with("```") {
+            "```"
+        } else if t.starts_with("~~~") {
+            "~~~"
+        } else {
+            continue;
+        };
+        match open {
+            Some((m, info, body)) if m == mark => {
+                out.push((info, &c[body..start]));
+                open = None;
+            }
+            Some(_) => {}
+            None => open = Some((mark, t.trim_start_matches(mark).trim(), pos)),
+        }
+    }
+    out
 }
 
 /// `### Instruction`, `## System` at the start of a line.

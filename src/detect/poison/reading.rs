@@ -3,14 +3,14 @@
 
 use super::encoded::blobs;
 use super::identifiers::{identifiers, Look};
-use super::markup::{headers, padding, tags};
+use super::markup::{headers, markers, padding, tags};
 use super::memo::Asker;
 use super::names::ident_words;
 use super::rules::{lexicon, run_patterns, Lexicon};
 use super::secrets::{mark_secrets, sensitive_paths};
 use super::signal::{shown, Hit, Signal};
 use super::tables::{PHRASES, SLOT_WORDS};
-use super::tokens::{clean, specials, tokenize, INPATH, QUOTED, SENSPATH, URL};
+use super::tokens::{clean, specials, tokenize, Tok, CODE, INPATH, PROPREF, QUOTED, SENSPATH, URL};
 
 /// What one string says.
 #[derive(Clone, Default)]
@@ -74,8 +74,10 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     identifiers(c, &specials, &mut toks, ask, lex, Look::ForToolsAndParams);
     mark_secrets(&mut toks, lex);
     run_patterns(c, &toks, lex, &mut r);
+    risky_consent(c, &toks, lex, &mut r);
     tags(c, &mut r);
     headers(c, &mut r);
+    markers(c, &mut r);
     padding(c, &mut r);
     if !c.is_ascii() {
         for (signal, phrase) in PHRASES {
@@ -107,6 +109,41 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
         }
     }
     r
+}
+
+/// Consent bypassed in a text whose first sentence, or the sentence of
+/// the bypass or one next to it, deletes, sends or pays ("Deletes
+/// records. Confirmation is not required."; "Confirmation is not required.
+/// Publish each post at once."): the bypass is of that action's
+/// confirmation. (An action named farther off may be an aside.)
+fn risky_consent(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
+    let has = |s: Signal| r.hits.iter().any(|h| h.signal == s);
+    if has(Signal::UnconfirmedAction) {
+        return;
+    }
+    let near: Vec<u32> = r
+        .hits
+        .iter()
+        .filter(|h| h.signal == Signal::ConsentBypass)
+        .filter_map(|h| c.find(h.span.as_str()))
+        .filter_map(|at| toks.iter().find(|t| t.start >= at).map(|t| t.clause))
+        .collect();
+    if near.is_empty() {
+        return;
+    }
+    let close = |k: u32| k == 0 || near.iter().any(|&n| k + 1 >= n && k <= n + 1);
+    if let Some(t) = toks
+        .iter()
+        .find(|t| close(t.clause) && t.flags & (PROPREF | CODE) == 0 && lex.risky.has(t.id))
+    {
+        r.hit(
+            Signal::UnconfirmedAction,
+            format!(
+                "consent bypassed for an action that deletes, sends or pays: {}",
+                shown(&c[t.start..t.end])
+            ),
+        );
+    }
 }
 
 /// A single plain word that is no word of the lexicon (`string`, `id`,

@@ -13,7 +13,8 @@ use super::reading::Reading;
 use super::signal::{shown, Signal};
 use super::tables::{CLASSES, PATTERNS, UNLESS};
 use super::tokens::{
-    Tok, CAPS, CODE, COLON, COMMA, EMAIL, PHONE, PROPREF, SECRET, SENSPATH, TOOLOWN, TOOLX, URL,
+    Tok, ACCOUNT, CAPS, CODE, COLON, COMMA, EMAIL, HOST, PHONE, PROPREF, SECRET, SENSPATH, TOOLOWN,
+    TOOLX, URL,
 };
 
 fn flag(name: &str) -> u32 {
@@ -28,6 +29,8 @@ fn flag(name: &str) -> u32 {
         "COMMA" => COMMA,
         "CAPS" => CAPS,
         "SECRET" => SECRET,
+        "HOST" => HOST,
+        "ACCOUNT" => ACCOUNT,
         other => panic!("poison pattern: unknown flag #{other}"),
     }
 }
@@ -141,6 +144,9 @@ pub(super) struct Lexicon {
     pub(super) argnoun: WordSet,
     /// Verbs that call (`CALL`): before a function call, a tool's name.
     pub(super) call: WordSet,
+    /// Actions that delete, send or pay (`RISKY`): consent bypassed for
+    /// one of them is `unconfirmed-action`, wherever the text names it.
+    pub(super) risky: WordSet,
 }
 
 impl Lexicon {
@@ -328,6 +334,7 @@ fn build_lexicon() -> Lexicon {
         secret_head: classes["SECRET_HEAD"].clone(),
         secret_tail: classes["SECRET_TAIL"].clone(),
         carrier_prev: classes["CARRIER_PREV"].clone(),
+        risky: classes["RISKY"].clone(),
         argnoun: classes["ARGNOUN"].clone(),
         call: classes["CALL"].clone(),
         ids,

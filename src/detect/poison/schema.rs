@@ -98,6 +98,7 @@ impl SchemaWalk<'_> {
                         self.fixed(at, url, "const");
                     }
                     self.value_name(val);
+                    self.destination_values(val, at, name, "const");
                 }
                 "enum" => {
                     for v in val.as_array().into_iter().flatten() {
@@ -109,6 +110,7 @@ impl SchemaWalk<'_> {
                             self.fixed(&p, url, "the only enum value");
                         }
                     }
+                    self.destination_values(val, at, name, "every enum value");
                 }
                 "default" => {
                     if let Some(url) = val.as_str().filter(|s| external_url(s)) {
@@ -116,7 +118,9 @@ impl SchemaWalk<'_> {
                             self.fixed(at, url, "default of a destination");
                         }
                     }
+                    self.destination_values(val, at, name, "default");
                 }
+                "examples" => self.destination_values(val, at, name, "every example"),
                 key if known_key(key) => {}
                 _ => {
                     if let Some(s) = val.as_str() {
@@ -141,6 +145,42 @@ impl SchemaWalk<'_> {
                 at,
                 Signal::FixedDestination,
                 format!("{what} is an external URL: {}", shown(url)),
+            );
+        }
+    }
+
+    /// A remote address (an external URL or an e-mail address) as the
+    /// `default`, `const`, every `enum` value or every example of a
+    /// parameter that receives data (a webhook, a mirror, a recipient): the
+    /// data goes there unless the user says otherwise. The pointer is the
+    /// one value's, or, for a list, the list's (the first value's when
+    /// the list holds one, as `fixed-destination` has it).
+    fn destination_values(&mut self, v: &Value, at: &str, name: Option<&str>, what: &str) {
+        if self.params.is_none() || !name.is_some_and(receives_data) {
+            return;
+        }
+        let (pointer, first) = match v {
+            Value::String(s) => (at.to_string(), s.as_str()),
+            Value::Array(list) => {
+                let all: Option<Vec<&str>> = list.iter().map(Value::as_str).collect();
+                match all.as_deref() {
+                    Some([only]) => (format!("{at}/0"), *only),
+                    Some(l @ [first, ..]) if l.iter().all(|s| remote_address(s)) => {
+                        (at.to_string(), *first)
+                    }
+                    _ => return,
+                }
+            }
+            _ => return,
+        };
+        if remote_address(first) {
+            self.signals.add(
+                &pointer,
+                Signal::DestinationDefault,
+                format!(
+                    "{what} of a parameter that receives data is a remote address: {}",
+                    shown(first)
+                ),
             );
         }
     }
@@ -255,10 +295,78 @@ fn destination_like(name: &str) -> bool {
         "report",
         "sink",
         "collector",
-        "endpoint",
     ]
     .iter()
     .any(|w| f.contains(w))
+}
+
+/// Parameters that receive what the tool sends or writes: where a fixed
+/// remote address is a standing order to send data there. Not an API's
+/// endpoint or base URL, whose default is the vendor's own.
+fn receives_data(name: &str) -> bool {
+    let f = fold(name);
+    let words = ident_words(name);
+    [
+        "webhook",
+        "callback",
+        "mirror",
+        "sink",
+        "collector",
+        "ingest",
+        "relay",
+        "report",
+        "notify",
+        "forward",
+        "recipient",
+        "dest",
+        "upload",
+        "backup",
+        "telemetry",
+        "proxy",
+        "replica",
+        "endpoint",
+        "archive",
+    ]
+    .iter()
+    .any(|w| f.contains(w))
+        || words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "to" | "cc" | "bcc" | "sync" | "push" | "log" | "logs"
+            )
+        })
+}
+
+/// An external URL, or an e-mail address (`mailto:` or bare), not on a
+/// documentation host (`example.com`).
+fn remote_address(s: &str) -> bool {
+    let s = s.trim();
+    let email = {
+        let a = s.strip_prefix("mailto:").unwrap_or(s);
+        a.split_once('@').is_some_and(|(l, d)| {
+            !l.is_empty()
+                && !l.contains(char::is_whitespace)
+                && d.contains('.')
+                && d.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-'))
+        })
+    };
+    let lower = s.to_ascii_lowercase();
+    let documentation = [
+        "example.com",
+        "example.org",
+        "example.net",
+        ".example",
+        ".test",
+        ".invalid",
+    ]
+    .iter()
+    .any(|d| {
+        lower
+            .split(['/', '@', ':', '?', '#'])
+            .any(|part| part == d.trim_start_matches('.') || part.ends_with(d))
+    });
+    (email || external_url(s)) && !documentation
 }
 
 /// An absolute URL to a host that is not this machine.

@@ -14,8 +14,9 @@ use crate::finding::{Class, Finding, Severity};
 
 /// What a text asks the model for, as opposed to how loudly it asks:
 /// read a secret, send data out, hide from the user, override the user,
-/// act on another server's tools, or (an annotation) deceive
-/// the client about what a tool does. A string none of whose signals asks
+/// act on another server's tools, destroy data as if it were a
+/// precaution, or (an annotation) deceive the client about what a tool
+/// does. A string none of whose signals asks
 /// for one of these is at most medium however loud it is: servers address
 /// the model with workflow instructions, in capitals and tags of their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +27,7 @@ pub(super) enum Ask {
     Override,
     OtherTool,
     Deceive,
+    Destroy,
 }
 
 impl Signal {

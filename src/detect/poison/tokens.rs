@@ -35,6 +35,10 @@ pub(super) const SECRET: u32 = 1 << 11;
 pub(super) const QUOTED: u32 = 1 << 12;
 /// A tool-shaped name in code (see [`super::code`]): a name, no tool.
 pub(super) const CODE: u32 = 1 << 13;
+/// A bare host name (`fp.devicegraph.io`) or IP address (`185.199.110.42:8080`).
+pub(super) const HOST: u32 = 1 << 14;
+/// An account to pay into: an IBAN, an Ethereum address, a Stripe account id.
+pub(super) const ACCOUNT: u32 = 1 << 15;
 
 /// The text as the model reads it: invisible characters dropped, Unicode
 /// tag characters decoded to the ASCII they mirror, typographic quotes
@@ -76,13 +80,28 @@ pub(super) fn clean(s: &str) -> (Cow<'_, str>, usize) {
     }
 }
 
-/// URLs, e-mail addresses and phone numbers: spans taken as one token each.
+/// URLs, e-mail addresses, phone numbers, hosts and accounts: spans
+/// taken as one token each.
 pub(super) fn specials(c: &str) -> Vec<(usize, usize, u32)> {
     let b = c.as_bytes();
     let mut out: Vec<(usize, usize, u32)> = Vec::new();
-    if !b.iter().any(|x| matches!(x, b':' | b'@' | b'+')) {
-        return out;
+    if b.iter().any(|x| matches!(x, b':' | b'@' | b'+')) {
+        addresses(c, &mut out);
     }
+    hosts_and_accounts(c, &mut out);
+    out.sort();
+    let mut kept: Vec<(usize, usize, u32)> = Vec::with_capacity(out.len());
+    for s in out {
+        if kept.last().is_none_or(|l| s.0 >= l.1) {
+            kept.push(s);
+        }
+    }
+    kept
+}
+
+/// URLs, e-mail addresses and phone numbers.
+fn addresses(c: &str, out: &mut Vec<(usize, usize, u32)>) {
+    let b = c.as_bytes();
     let mut from = 0;
     while let Some(k) = c[from..].find("://").map(|k| k + from) {
         let mut s = k;
@@ -117,7 +136,7 @@ pub(super) fn specials(c: &str) -> Vec<(usize, usize, u32)> {
     let inside =
         |out: &[(usize, usize, u32)], i: usize| out.iter().any(|&(s, e, _)| i >= s && i < e);
     for (k, _) in c.match_indices('@') {
-        if inside(&out, k) {
+        if inside(out, k) {
             continue;
         }
         let mut l = k;
@@ -145,7 +164,7 @@ pub(super) fn specials(c: &str) -> Vec<(usize, usize, u32)> {
         }
     }
     for (k, _) in c.match_indices('+') {
-        if inside(&out, k) || !b.get(k + 1).is_some_and(u8::is_ascii_digit) {
+        if inside(out, k) || !b.get(k + 1).is_some_and(u8::is_ascii_digit) {
             continue;
         }
         if k > 0
@@ -170,14 +189,147 @@ pub(super) fn specials(c: &str) -> Vec<(usize, usize, u32)> {
             out.push((k, last_digit, PHONE));
         }
     }
-    out.sort();
-    let mut kept: Vec<(usize, usize, u32)> = Vec::with_capacity(out.len());
-    for s in out {
-        if kept.last().is_none_or(|l| s.0 >= l.1) {
-            kept.push(s);
+}
+
+/// Top-level domains a bare host name ends with; not those that are also
+/// common file extensions or words after a dot in code (`.sh`, `.pl`,
+/// `.cc`, `.info`, `.zip`).
+const HOST_TLDS: [&str; 40] = [
+    "com", "net", "org", "io", "dev", "app", "ai", "co", "cloud", "xyz", "site", "online", "tech",
+    "biz", "us", "uk", "de", "fr", "es", "it", "nl", "ru", "cn", "jp", "eu", "ch", "se", "br",
+    "link", "live", "store", "shop", "top", "pro", "tv", "gg", "ly", "run", "host", "network",
+];
+
+/// Bare host names and IP addresses (with a port or not), and accounts:
+/// IBANs (`DE44 5001 0517 5407 3249 31`), Ethereum addresses, Stripe
+/// account ids. Nothing inside a span already taken, nor a name followed
+/// by `/` or `(` (a path or a call: `api.github.com/repos`, `os.run()`).
+fn hosts_and_accounts(c: &str, out: &mut Vec<(usize, usize, u32)>) {
+    let b = c.as_bytes();
+    let taken =
+        |out: &[(usize, usize, u32)], i: usize| out.iter().any(|&(s, e, _)| i >= s && i < e);
+    let mut i = 0;
+    while i < b.len() {
+        let starts = b[i].is_ascii_alphanumeric()
+            && (i == 0
+                || !(b[i - 1].is_ascii_alphanumeric()
+                    || matches!(
+                        b[i - 1],
+                        b'_' | b'.' | b'/' | b'\\' | b'$' | b'@' | b'-' | b'~'
+                    )));
+        if !starts || taken(out, i) {
+            i += 1;
+            continue;
+        }
+        let mut e = i;
+        while e < b.len() && (b[e].is_ascii_alphanumeric() || matches!(b[e], b'.' | b'-' | b'_')) {
+            e += 1;
+        }
+        while e > i && matches!(b[e - 1], b'.' | b'-') {
+            e -= 1;
+        }
+        if let Some(end) = account(c, i) {
+            out.push((i, end, ACCOUNT));
+            i = end;
+            continue;
+        }
+        let word = &c[i..e];
+        let next = b.get(e).copied();
+        if word.contains('.') && !matches!(next, Some(b'/' | b'(' | b'@' | b'\\')) {
+            if let Some(end) = host(c, i, e) {
+                out.push((i, end, HOST));
+                i = end;
+                continue;
+            }
+        }
+        i = e.max(i + 1);
+    }
+}
+
+/// The end of a host name or IP address (and its port) spanning `i..e`.
+fn host(c: &str, i: usize, e: usize) -> Option<usize> {
+    let word = &c[i..e];
+    let labels: Vec<&str> = word.split('.').collect();
+    if labels.len() < 2 || labels.iter().any(|l| l.is_empty() || l.contains('_')) {
+        return None;
+    }
+    let ip = labels.len() == 4
+        && labels.iter().all(|l| {
+            l.len() <= 3
+                && l.bytes().all(|x| x.is_ascii_digit())
+                && l.parse::<u16>().is_ok_and(|n| n <= 255)
+        });
+    let tld = labels[labels.len() - 1];
+    let named = !ip
+        && HOST_TLDS.contains(&tld)
+        && labels[..labels.len() - 1]
+            .iter()
+            .all(|l| !l.bytes().any(|x| x.is_ascii_uppercase()))
+        && labels[0].bytes().any(|x| x.is_ascii_alphabetic());
+    if !(ip || named) {
+        return None;
+    }
+    let b = c.as_bytes();
+    let mut end = e;
+    if b.get(end) == Some(&b':') && b.get(end + 1).is_some_and(u8::is_ascii_digit) {
+        end += 1;
+        while end < b.len() && b[end].is_ascii_digit() {
+            end += 1;
         }
     }
-    kept
+    Some(end)
+}
+
+/// The end of an account id starting at `i`: an IBAN (two capitals, two
+/// digits, then 11 to 30 capitals or digits, in groups of four or not), an
+/// Ethereum address (`0x` and 40 hex digits), a Stripe account (`acct_`).
+fn account(c: &str, i: usize) -> Option<usize> {
+    let b = c.as_bytes();
+    let alnum_end = |from: usize| {
+        let mut e = from;
+        while e < b.len() && (b[e].is_ascii_alphanumeric()) {
+            e += 1;
+        }
+        e
+    };
+    if c[i..].starts_with("0x") {
+        let e = alnum_end(i + 2);
+        return (e - i - 2 == 40 && b[i + 2..e].iter().all(u8::is_ascii_hexdigit)).then_some(e);
+    }
+    if c[i..].starts_with("acct_") {
+        let e = alnum_end(i + 5);
+        return (e - i - 5 >= 6).then_some(e);
+    }
+    if b.len() >= i + 4
+        && b[i].is_ascii_uppercase()
+        && b[i + 1].is_ascii_uppercase()
+        && b[i + 2].is_ascii_digit()
+        && b[i + 3].is_ascii_digit()
+    {
+        let mut e = i + 4;
+        let mut n = 0;
+        let mut last = e;
+        while e < b.len() {
+            if b[e].is_ascii_digit() || b[e].is_ascii_uppercase() {
+                n += 1;
+                e += 1;
+                last = e;
+            } else if b[e] == b' '
+                && b.get(e + 1)
+                    .is_some_and(|x| x.is_ascii_digit() || x.is_ascii_uppercase())
+            {
+                e += 1;
+            } else {
+                break;
+            }
+        }
+        let digits = b[i + 4..last].iter().filter(|x| x.is_ascii_digit()).count();
+        let boundary = b.get(last).is_none_or(|x| !x.is_ascii_alphanumeric());
+        if (11..=30).contains(&n) && digits * 2 >= n && boundary {
+            return Some(last);
+        }
+    }
+    None
 }
 
 /// Splits a string into words (lowercased, looked up in the lexicon),
