@@ -90,8 +90,23 @@ fn any_string(v: &Value) -> bool {
 /// False for text that cannot hold a hidden character: printable ASCII,
 /// tabs and line breaks (checked byte-wise, the common case).
 fn may_hide(s: &str) -> bool {
-    s.bytes()
-        .any(|b| b >= 0x7F || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')))
+    let odd = |b: &u8| *b >= 0x7F || (*b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r'));
+    // Eight bytes at a time: every string of every tool comes here. A word
+    // with a byte of 0x7F or more, or under 0x20 (a tab or a line break
+    // too), is looked at byte by byte.
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = s.as_bytes().chunks_exact(8);
+    for w in words.by_ref() {
+        let x = u64::from_le_bytes(w.try_into().expect("eight bytes"));
+        let del = x ^ (0x7F * ONES);
+        let flagged =
+            (x | (x.wrapping_sub(0x20 * ONES) & !x) | (del.wrapping_sub(ONES) & !del)) & HIGH;
+        if flagged != 0 && w.iter().any(odd) {
+            return true;
+        }
+    }
+    words.remainder().iter().any(odd)
 }
 
 /// What kind of hidden character; the order is the order of the evidence.
@@ -575,6 +590,22 @@ mod tests {
     use crate::inventory::Inventory;
     use crate::json::parse;
     use crate::lock::Lock;
+
+    #[test]
+    fn may_hide_reads_every_byte_of_a_word() {
+        // Each character at each place of the first, second and last word.
+        for ch in (0u8..0x80)
+            .map(char::from)
+            .chain(['\u{a0}', '\u{200b}', 'é'])
+        {
+            let odd = ch == '\u{7f}' || !ch.is_ascii() || (ch < ' ' && !"\t\n\r".contains(ch));
+            for at in 0..20 {
+                let mut s = "a".repeat(20);
+                s.replace_range(at..at + 1, &ch.to_string());
+                assert_eq!(may_hide(&s), odd, "{ch:?} at {at}");
+            }
+        }
+    }
 
     fn check(s: &str) -> Option<Report> {
         inspect(s)

@@ -1,6 +1,10 @@
 //! Reading one string: the steps that turn a text into the signals it
 //! fires, and into the parameters it names as the place for data.
 
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
+
 use super::encoded::blobs;
 use super::identifiers::{identifiers, Look};
 use super::markup::{headers, markers, padding, tags};
@@ -80,11 +84,7 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     markers(c, &mut r);
     padding(c, &mut r);
     if !c.is_ascii() {
-        for (signal, phrase) in PHRASES {
-            if let Some(i) = c.find(phrase) {
-                r.hit(*signal, shown(&c[i..]));
-            }
-        }
+        phrases(c, &mut r);
     }
     if depth == 0 {
         blobs(c, &specials, ask, &mut r);
@@ -143,6 +143,44 @@ fn risky_consent(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
                 shown(&c[t.start..t.end])
             ),
         );
+    }
+}
+
+/// The [`PHRASES`] in `c`, read in one pass: each at its first place, in
+/// the order of the table.
+fn phrases(c: &str, r: &mut Reading) {
+    // The distinct phrases, and which of them each entry of the table is.
+    static PHRASE_SET: OnceLock<(AhoCorasick, Vec<usize>)> = OnceLock::new();
+    let (set, of) = PHRASE_SET.get_or_init(|| {
+        let mut distinct: Vec<&str> = Vec::new();
+        let of = PHRASES
+            .iter()
+            .map(|(_, p)| match distinct.iter().position(|d| d == p) {
+                Some(k) => k,
+                None => {
+                    distinct.push(p);
+                    distinct.len() - 1
+                }
+            })
+            .collect();
+        let set = AhoCorasick::new(distinct).expect("the phrases compile");
+        (set, of)
+    });
+    let mut first: Vec<Option<usize>> = Vec::new();
+    for m in set.find_overlapping_iter(c) {
+        if first.is_empty() {
+            first.resize(set.patterns_len(), None);
+        }
+        let at = &mut first[m.pattern().as_usize()];
+        *at = Some(at.map_or(m.start(), |a| a.min(m.start())));
+    }
+    if first.is_empty() {
+        return;
+    }
+    for ((signal, _), &k) in PHRASES.iter().zip(of) {
+        if let Some(i) = first[k] {
+            r.hit(*signal, shown(&c[i..]));
+        }
     }
 }
 

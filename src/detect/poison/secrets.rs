@@ -2,6 +2,10 @@
 //! under `~/.` included), a secret word ("password"), or a pair of words
 //! ("API key", "system prompt").
 
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
+
 use super::names::ident_words;
 use super::rules::{Lexicon, NO_WORD};
 use super::tables::{KEY_EXT, KEY_STEMS, NEEDLES};
@@ -9,6 +13,16 @@ use super::tokens::{Tok, INPATH, SECRET};
 
 /// Paths to secrets and credentials, and any file under `~/.`.
 pub(super) fn sensitive_paths(c: &str, specials: &[(usize, usize, u32)]) -> Vec<(usize, usize)> {
+    // Where [`sensitive`] may say yes: most strings have no such place,
+    // and are done after this one pass.
+    let marks: Vec<usize> = path_marks()
+        .find_overlapping_iter(c)
+        .map(|m| m.start())
+        .collect();
+    let mut out = Vec::new();
+    if marks.is_empty() && c.is_ascii() {
+        return out;
+    }
     let b = c.as_bytes();
     let stop = |x: u8| {
         x.is_ascii_whitespace()
@@ -29,7 +43,6 @@ pub(super) fn sensitive_paths(c: &str, specials: &[(usize, usize, u32)]) -> Vec<
                     | b'|'
             )
     };
-    let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
         if stop(b[i]) {
@@ -40,11 +53,12 @@ pub(super) fn sensitive_paths(c: &str, specials: &[(usize, usize, u32)]) -> Vec<
         while i < b.len() && !stop(b[i]) {
             i += 1;
         }
+        let marked = marks.iter().any(|&m| s <= m && m < i) || !c[s..i].is_ascii();
         let mut e = i;
         while e > s && matches!(b[e - 1], b'.' | b':' | b'!' | b'?') {
             e -= 1;
         }
-        if e == s || specials.iter().any(|&(a, z, _)| s < z && a < e) {
+        if !marked || e == s || specials.iter().any(|&(a, z, _)| s < z && a < e) {
             continue;
         }
         let chunk = &c[s..e];
@@ -56,6 +70,31 @@ pub(super) fn sensitive_paths(c: &str, specials: &[(usize, usize, u32)]) -> Vec<
         }
     }
     out
+}
+
+/// What every text [`sensitive`] accepts holds, ASCII case aside: for each
+/// needle, extension, prefix and segment it looks for, its longest part
+/// without `/` (a path may be written with `\`, which it reads as `/`). An
+/// ASCII chunk in which none of these occurs is no sensitive path; one
+/// with other characters is read whole (lowercasing `İ` gives an `i`).
+fn path_marks() -> &'static AhoCorasick {
+    static MARKS: OnceLock<AhoCorasick> = OnceLock::new();
+    MARKS.get_or_init(|| {
+        let parts = NEEDLES
+            .iter()
+            .chain(KEY_EXT.iter())
+            // `~/.`, `$home/.`, `%userprofile%/.` and the segments.
+            .chain(["~", "$home", "%userprofile%", ".env", ".names.", ".ssh"])
+            .map(|n| {
+                n.split('/')
+                    .max_by_key(|p| p.len())
+                    .expect("split gives a part")
+            });
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(parts)
+            .expect("the path marks compile")
+    })
 }
 
 /// A cheap test that rules out most words before [`sensitive`] looks at
@@ -137,6 +176,38 @@ pub(super) fn mark_secrets(toks: &mut [Tok], lex: &Lexicon) {
             let (clause, next) = (toks[i].clause, &mut toks[i + 1]);
             if next.clause == clause && next.flags & INPATH == 0 && tail.has(next.id) {
                 next.flags |= SECRET;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_path_sensitive_accepts_is_marked() {
+        let needles = NEEDLES
+            .iter()
+            .chain(KEY_EXT.iter())
+            .map(|n| format!("keys{n}"));
+        let others = [
+            "~/.config",
+            "$HOME/.cache",
+            "%USERPROFILE%/.x",
+            "a/.env",
+            ".names.x",
+            "/.ssh",
+        ];
+        for n in needles.chain(others.map(String::from)) {
+            for written in [n.clone(), n.to_uppercase(), n.replace('/', "\\")] {
+                let low = written.to_lowercase().replace('\\', "/");
+                if sensitive(&low) {
+                    assert!(
+                        path_marks().find(&written).is_some(),
+                        "{written} is sensitive and unmarked"
+                    );
+                }
             }
         }
     }

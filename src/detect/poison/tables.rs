@@ -6,8 +6,11 @@
 //! of a known shape is a line there, a new signal one entry with its
 //! examples (docs/detection.md, "Adding a signal").
 
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 use std::sync::OnceLock;
 
+use super::rules::Fnv;
 use super::signal::Ask;
 
 /// A word list, space separated (one word per entry would make the
@@ -27,7 +30,9 @@ impl Words {
 /// Whether `key` is JSON Schema or MCP vocabulary; looked up for every key
 /// of every tool, so from a set.
 pub(super) fn known_key(key: &str) -> bool {
-    static SET: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
+    // FNV, as the lexicon's words: a fixed table of short keys.
+    type Set = HashSet<&'static str, BuildHasherDefault<Fnv>>;
+    static SET: OnceLock<Set> = OnceLock::new();
     SET.get_or_init(|| KNOWN_KEYS.iter().collect())
         .contains(key)
 }

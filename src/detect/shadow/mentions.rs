@@ -345,11 +345,13 @@ impl<'a> Reader<'a> {
         if part.is_empty() || !self.names.may_own(part) || !self.names.owners.contains_key(part) {
             return None;
         }
-        let others = self.others(part);
-        if others.is_empty() || (is_plain_word(part) && !marked_as_tool(text, at, token)) {
+        // Before listing the servers: a common word (`search`) may be a
+        // tool of most of them.
+        if is_plain_word(part) && !marked_as_tool(text, at, token) {
             return None;
         }
-        Some(others)
+        let others = self.others(part);
+        (!others.is_empty()).then_some(others)
     }
 
     /// The tool a client-qualified name (without its `mcp_` prefix) stands
