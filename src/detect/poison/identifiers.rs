@@ -7,7 +7,7 @@ use super::memo::Asker;
 use super::names::ident_words;
 use super::rules::Lexicon;
 use super::tables::{NOT_NAMES, SECRET_WORDS, TOOL_VERBS};
-use super::tokens::{Tok, CODE, PROPREF, QUOTED, TOOLOWN, TOOLX};
+use super::tokens::{Tok, CODE, COLON, COMMA, PROPREF, QUOTED, TOOLOWN, TOOLX};
 
 /// What [`identifiers`] looks for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -93,8 +93,14 @@ pub(super) fn identifiers(
         if k >= toks.len() || toks[k].start >= e {
             continue;
         }
-        // An identifier reads as one token in evidence.
+        // An identifier reads as one token in evidence, and is followed
+        // by what follows its last word (`addNode,`, `createItem:`).
         toks[k].end = toks[k].end.max(e);
+        match b.get(e) {
+            Some(b':') => toks[k].flags |= COLON,
+            Some(b',') => toks[k].flags |= COMMA,
+            _ => {}
+        }
         let quoted = s2 > 0 && matches!(b[s2 - 1], b'`' | b'\'' | b'"');
         if quoted {
             toks[k].flags |= QUOTED;

@@ -54,7 +54,7 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     }
     let specials = specials(c);
     for &(s, e, f) in &specials {
-        if f == URL && url_slot(&c[s..e]) {
+        if f == URL && url_slot(&c[s..e], lex) {
             r.hit(
                 Signal::ExfilDestination,
                 format!("a URL with a slot for data: {}", shown(&c[s..e])),
@@ -205,8 +205,22 @@ fn unknown_word(c: &str, lex: &Lexicon) -> bool {
 
 /// A URL with a placeholder for data to fill in: `https://x/log?d={chat_history}`,
 /// `.../${API_KEY}` (the image-link exfiltration shape).
-fn url_slot(url: &str) -> bool {
-    let slot = |inner: &str| ident_words(inner).iter().any(|w| SLOT_WORDS.contains(w));
+fn url_slot(url: &str, lex: &Lexicon) -> bool {
+    // `{form_token}`, `{page_key}` name a thing by its token or key: a
+    // slot for data only after a word that makes it a secret (`{api_key}`,
+    // `{session_token}`) or alone (`{token}`).
+    let slot = |inner: &str| {
+        let words = ident_words(inner);
+        words.iter().enumerate().any(|(i, w)| {
+            SLOT_WORDS.contains(w)
+                && (i == 0
+                    || !matches!(w.as_str(), "token" | "tokens" | "key" | "keys")
+                    || lex
+                        .ids
+                        .get(words[i - 1].as_str())
+                        .is_some_and(|&id| lex.secret_head.has(id)))
+        })
+    };
     let mut rest = url;
     while let Some(k) = rest.find(['{', '$']) {
         let tail = &rest[k + 1..];
