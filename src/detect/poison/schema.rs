@@ -295,6 +295,7 @@ fn destination_like(name: &str) -> bool {
         "report",
         "sink",
         "collector",
+        "endpoint",
     ]
     .iter()
     .any(|w| f.contains(w))
@@ -324,7 +325,6 @@ fn receives_data(name: &str) -> bool {
         "telemetry",
         "proxy",
         "replica",
-        "endpoint",
         "archive",
     ]
     .iter()
