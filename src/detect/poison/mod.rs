@@ -128,6 +128,7 @@ impl Detector for Poison {
             };
             walk.schema(schema, &mut "/outputSchema".to_string(), None);
         }
+        schema::operation_names(tool, &mut outputs);
         let names = KnownNames {
             inventory: cx.inventory,
             server: t.server,
