@@ -128,7 +128,9 @@ pub(super) fn identifiers(
             // only when it says what it does.
             toks[k].flags |= if ask.own(chunk) {
                 TOOLOWN
-            } else if (!in_code && (says_what_it_does(chunk) || after_call_verb(c, s2, lex)))
+            } else if (!in_code
+                && !field_path(chunk)
+                && (says_what_it_does(chunk) || after_call_verb(c, s2, lex)))
                 || ask.other(chunk)
             {
                 TOOLX
@@ -220,15 +222,30 @@ fn tool_shaped(s: &str) -> bool {
 /// its first word is a verb (`sync_profile`, `getDimensionValues`), or its
 /// second, after a prefix (`slack_post_message`) or an object
 /// (`license_check`); of `server.tool`, the tool. A name of a thing (`template_id`, `toRecipients`,
-/// `@odata.deltaLink`) is a field or a variable.
+/// `@odata.deltaLink`) is a field or a variable; so is one that ends in a
+/// preposition (`loadOptionsDependsOn`, `sortBy`).
 fn says_what_it_does(s: &str) -> bool {
     if mcp_prefixed(s) {
         return true;
     }
     let last = s.rsplit('.').next().unwrap_or(s);
     let words = ident_words(last);
+    if words
+        .last()
+        .is_some_and(|w| matches!(w.as_str(), "on" | "by" | "of" | "for" | "from" | "with"))
+    {
+        return false;
+    }
     let verb = |i: usize| words.get(i).is_some_and(|w| TOOL_VERBS.contains(w));
     verb(0) || verb(1)
+}
+
+/// A path into a value from a word that names no server
+/// (`next.restartPagination`, `this.sendEmail`): a field read off an
+/// object, even after a verb that calls.
+fn field_path(s: &str) -> bool {
+    s.split_once('.')
+        .is_some_and(|(head, _)| NOT_NAMES.contains(&head.to_lowercase()))
 }
 
 /// `mcp_server_tool`, `mcp-server-tool`: a client's name for a tool.

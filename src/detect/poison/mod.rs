@@ -128,6 +128,7 @@ impl Detector for Poison {
             };
             walk.schema(schema, &mut "/outputSchema".to_string(), None);
         }
+        schema::operation_names(tool, &mut outputs);
         let names = KnownNames {
             inventory: cx.inventory,
             server: t.server,
@@ -247,7 +248,12 @@ fn read_all<'a>(
         if role == Role::Key && !key_is_prose(path, text) {
             return;
         }
-        let reading = readings.read(text, names);
+        let mut reading = readings.read(text, names);
+        if role == Role::Value && flag_description(v, path) && !sets_the_flag(text) {
+            reading
+                .hits
+                .retain(|h| !matches!(h.signal, Signal::ConsentBypass | Signal::UnconfirmedAction));
+        }
         if reading.hits.is_empty() {
             return;
         }
@@ -280,6 +286,35 @@ fn read_all<'a>(
             ));
         }
     });
+}
+
+/// Whether `path` is the description of a boolean property: it says what
+/// the tool does when the flag is set (task-master's `force`: "Overwrite
+/// existing output file without prompting"), and to set the flag is the
+/// choice, so the prompt it skips is no consent bypassed; unless the
+/// text tells the model to set it ([`sets_the_flag`]).
+fn flag_description(root: &Value, path: &[Seg<'_>]) -> bool {
+    let [parent @ .., Seg::Key("description")] = path else {
+        return false;
+    };
+    let mut node = Some(root);
+    for s in parent {
+        node = node.and_then(|n| match s {
+            Seg::Key(k) => n.get(k),
+            Seg::Index(i) => n.as_array().and_then(|a| a.get(*i)),
+        });
+    }
+    node.and_then(|n| n.get("type")).and_then(Value::as_str) == Some("boolean")
+}
+
+/// Whether a flag's description tells what to set it to ("always set it
+/// to true yourself"): then the choice is taken from the user.
+fn sets_the_flag(text: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric()).any(|w| {
+        ["true", "yes", "yourself", "always"]
+            .iter()
+            .any(|o| w.eq_ignore_ascii_case(o))
+    })
 }
 
 /// Whether a key is read as text: property names, `_meta` keys, and keys

@@ -5,8 +5,10 @@
 
 use super::names::{fold, ident_words, Param};
 use super::signal::{shown, Signal, SignalsByPointer};
-use super::tables::{known_key, Words, COVERT, ORDER_WORDS, SECRET_WORDS, SOLICIT_WORDS};
-use crate::json::{push_pointer_token, Value};
+use super::tables::{
+    known_key, Words, ACTION_KEYS, COVERT, ORDER_WORDS, SECRET_WORDS, SOLICIT_WORDS,
+};
+use crate::json::{push_pointer_token, Object, Value};
 
 pub(super) struct SchemaWalk<'a> {
     pub(super) signals: &'a mut SignalsByPointer,
@@ -392,4 +394,53 @@ fn external_url(s: &str) -> bool {
         || host.starts_with("127.")
         || host == "::1"
         || host == "0.0.0.0")
+}
+
+/// The operations of a tool that takes one as an argument (`operation`,
+/// `action`): the `snake_case` names its action parameter's description
+/// lists ("One of: get_workload_estimate, get_preferences"), and the values
+/// its description gives that parameter (`operation="get_contract_details"`,
+/// `{"operation": "get_charge_summary"}`). They are this tool's own, no
+/// other tool ("call get_contract_details first"), so they go to `outputs`
+/// with the names the schemas take as values.
+pub(super) fn operation_names(tool: &Object, outputs: &mut Vec<String>) {
+    let mut push = |name: &str| {
+        let folded = fold(name);
+        if name.contains('_') && folded.len() >= 3 && !outputs.contains(&folded) {
+            outputs.push(folded);
+        }
+    };
+    let action_key = |k: &str| ident_words(k).iter().any(|w| ACTION_KEYS.contains(w));
+    let props = tool
+        .get("inputSchema")
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
+    let Some(props) = props else { return };
+    let keys: Vec<&String> = props
+        .iter()
+        .map(|(k, _)| k)
+        .filter(|k| action_key(k))
+        .collect();
+    if keys.is_empty() {
+        return;
+    }
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    for (_, prop) in props.iter().filter(|(k, _)| action_key(k)) {
+        if let Some(d) = prop.get("description").and_then(Value::as_str) {
+            d.split(|c: char| !ident(c)).for_each(&mut push);
+        }
+    }
+    let Some(d) = tool.get("description").and_then(Value::as_str) else {
+        return;
+    };
+    for key in keys {
+        for (at, _) in d.match_indices(key.as_str()) {
+            let rest = d[at + key.len()..].trim_start_matches(['"', '\'', ' ']);
+            let Some(rest) = rest.strip_prefix(['=', ':']) else {
+                continue;
+            };
+            let value = rest.trim_start_matches([' ', '"', '\'']);
+            push(value.split(|c: char| !ident(c)).next().unwrap_or(""));
+        }
+    }
 }
