@@ -175,7 +175,12 @@ fn claims(tool: &Object, list: Words) -> Option<String> {
             .iter()
             .rev()
             .take_while(|w| !JOINERS.contains(w))
-            .any(|w| READER.contains(w));
+            .any(|w| READER.contains(w))
+            // A reader last names the action on what comes before it
+            // (`nfs-file-share-get`, resource first, as DigitalOcean names).
+            || (at + 1 < words.len()
+                && words.last().is_some_and(|w| READER.contains(w))
+                && !words[at + 1..].iter().any(|w| JOINERS.contains(w)));
         if !object {
             return Some(format!("the {what} says `{}`", words[at]));
         }

@@ -143,6 +143,18 @@ pub(super) fn identifiers(
             toks[k].flags |= CODE;
             continue;
         }
+        if pascal(chunk) {
+            // `BypassCheck`, `DescribeEnvBaseInfo`: an API's name, whose
+            // words are no sentence's; a tool if the inventory has it.
+            toks[k].flags |= if ask.own(chunk) {
+                TOOLOWN
+            } else if ask.other(chunk) {
+                TOOLX
+            } else {
+                CODE
+            };
+            continue;
+        }
         // A plain or kebab-case word names a tool only where the text says
         // so (quoted, or before "tool"); only then is the inventory asked,
         // which costs a look at every server.
@@ -271,4 +283,14 @@ fn constant(chunk: &str, b: &[u8], s: usize, e: usize) -> bool {
         && !ident_words(chunk)
             .iter()
             .any(|w| SECRET_WORDS.contains(w) || w == "key" || w == "keys")
+}
+
+/// `PascalCase` with a hump after a lowercase letter (`BypassCheck`), not
+/// one capitalised word.
+fn pascal(chunk: &str) -> bool {
+    let b = chunk.as_bytes();
+    b.first().is_some_and(u8::is_ascii_uppercase)
+        && b.iter().all(u8::is_ascii_alphanumeric)
+        && b.windows(2)
+            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
 }

@@ -156,6 +156,18 @@ impl Detector for Poison {
                 ),
             );
         }
+        // A tool whose name says it reads a config file reads it: that is
+        // its job, not an order (`doks-get-kubeconfig`, a tool that sets a
+        // site's environment variables from `.env`).
+        let own = own_config_files(t.tool);
+        if !own.is_empty() {
+            for signal in [Signal::ReadSecret, Signal::SensitivePath] {
+                signals.drop_hits(signal, |span| {
+                    let low = span.to_ascii_lowercase();
+                    !own.iter().any(|f| low.contains(f))
+                });
+            }
+        }
         annotations(tool, &fixed_urls, &mut signals);
         signals.emit(t.server, Some(t.tool), out);
     }
@@ -997,4 +1009,28 @@ mod tests {
             loud.join("\n")
         );
     }
+}
+
+/// The config files a tool's name says it handles: words of the name, and
+/// the sensitive paths they stand for. Key files, wallets and cloud
+/// credentials are no tool's config: reading them stays suspect whatever
+/// the tool is called.
+fn own_config_files(tool: &str) -> Vec<&'static str> {
+    const FILES: [(&str, &str); 9] = [
+        ("kubeconfig", "kubeconfig"),
+        ("kubeconfig", ".kube/"),
+        ("kubernetes", "kubeconfig"),
+        ("kube", "kubeconfig"),
+        ("env", ".env"),
+        ("environment", ".env"),
+        ("docker", ".docker/config"),
+        ("npm", ".npmrc"),
+        ("pypi", ".pypirc"),
+    ];
+    let words = names::ident_words(tool);
+    FILES
+        .iter()
+        .filter(|(w, _)| words.iter().any(|x| x == w))
+        .map(|&(_, f)| f)
+        .collect()
 }

@@ -106,6 +106,16 @@ pub(super) struct SignalsByPointer {
 }
 
 impl SignalsByPointer {
+    /// Drops the hits of `signal` whose evidence `keep` refuses, at every
+    /// pointer.
+    pub(super) fn drop_hits(&mut self, signal: Signal, keep: impl Fn(&str) -> bool) {
+        for entry in self.entries.values_mut() {
+            entry
+                .hits
+                .retain(|h| h.signal != signal || keep(h.span.as_str()));
+        }
+    }
+
     pub(super) fn add(&mut self, pointer: &str, signal: Signal, span: String) {
         self.entry(pointer).hits.push(Hit { signal, span });
     }
