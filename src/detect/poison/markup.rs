@@ -126,11 +126,14 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
     }
     for (info, body) in fences(c) {
         // A fence with no info string may hold code: prose only if no
-        // line has the punctuation of a call or an assignment.
-        let prose = matches!(
-            info,
-            "text" | "txt" | "md" | "markdown" | "plain" | "prompt"
-        ) || (info.is_empty() && !body.contains(['(', '=', '{', ';']));
+        // line has the punctuation of a call or an assignment and the
+        // first line names no Mermaid diagram.
+        let bare = info.is_empty() && !body.contains(['(', '=', '{', ';']) && !mermaid(body);
+        let prose = bare
+            || matches!(
+                info,
+                "text" | "txt" | "md" | "markdown" | "plain" | "prompt"
+            );
         let data = matches!(info, "yaml" | "yml" | "json" | "jsonc" | "toml" | "ini");
         let keyed = body.lines().any(|line| {
             line.trim_start().split_once(':').is_some_and(|(key, _)| {
@@ -155,6 +158,37 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
             );
         }
     }
+}
+
+/// A Mermaid diagram without its info string: the first line names the
+/// diagram's type (drawio's `journey` whose tasks read "Read news: 3: Me").
+fn mermaid(body: &str) -> bool {
+    let first = body
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or("");
+    matches!(
+        first,
+        "graph"
+            | "flowchart"
+            | "sequenceDiagram"
+            | "classDiagram"
+            | "stateDiagram"
+            | "stateDiagram-v2"
+            | "erDiagram"
+            | "journey"
+            | "gantt"
+            | "pie"
+            | "gitGraph"
+            | "mindmap"
+            | "timeline"
+            | "quadrantChart"
+            | "requirementDiagram"
+            | "kanban"
+            | "zenuml"
+    ) || first.ends_with("-beta")
 }
 
 /// The fenced blocks of a text (``` or ~~~): the info string, lowercased,
