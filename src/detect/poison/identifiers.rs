@@ -7,7 +7,7 @@ use super::memo::Asker;
 use super::names::ident_words;
 use super::rules::Lexicon;
 use super::tables::{NOT_NAMES, SECRET_WORDS, TOOL_VERBS};
-use super::tokens::{Tok, CODE, COLON, COMMA, PROPREF, QUOTED, TOOLOWN, TOOLX};
+use super::tokens::{punctuation, Tok, CODE, PROPREF, QUOTED, TOOLOWN, TOOLX};
 
 /// What [`identifiers`] looks for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -96,11 +96,7 @@ pub(super) fn identifiers(
         // An identifier reads as one token in evidence, and is followed
         // by what follows its last word (`addNode,`, `createItem:`).
         toks[k].end = toks[k].end.max(e);
-        match b.get(e) {
-            Some(b':') => toks[k].flags |= COLON,
-            Some(b',') => toks[k].flags |= COMMA,
-            _ => {}
-        }
+        toks[k].flags |= punctuation(b, e);
         let quoted = s2 > 0 && matches!(b[s2 - 1], b'`' | b'\'' | b'"');
         if quoted {
             toks[k].flags |= QUOTED;
@@ -126,17 +122,10 @@ pub(super) fn identifiers(
             // Another server's tool of that name is one, wherever it is
             // written; otherwise a name is taken for a tool outside code
             // only when it says what it does.
-            toks[k].flags |= if ask.own(chunk) {
-                TOOLOWN
-            } else if (!in_code
+            let named_as_tool = !in_code
                 && !field_path(chunk)
-                && (says_what_it_does(chunk) || after_call_verb(c, s2, lex)))
-                || ask.other(chunk)
-            {
-                TOOLX
-            } else {
-                CODE
-            };
+                && (says_what_it_does(chunk) || after_call_verb(c, s2, lex));
+            toks[k].flags |= name_flag(ask, chunk, named_as_tool);
             continue;
         }
         if constant(chunk, b, s2, e) {
@@ -146,13 +135,7 @@ pub(super) fn identifiers(
         if pascal(chunk) {
             // `BypassCheck`, `DescribeEnvBaseInfo`: an API's name, whose
             // words are no sentence's; a tool if the inventory has it.
-            toks[k].flags |= if ask.own(chunk) {
-                TOOLOWN
-            } else if ask.other(chunk) {
-                TOOLX
-            } else {
-                CODE
-            };
+            toks[k].flags |= name_flag(ask, chunk, false);
             continue;
         }
         // A plain or kebab-case word names a tool only where the text says
@@ -228,6 +211,18 @@ fn tool_shaped(s: &str) -> bool {
             w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase() && w[2].is_ascii_lowercase()
         });
     snake || camel
+}
+
+/// The flag of a name: this server's tool, another tool (when the text
+/// names it as one, or the inventory has it), or a name in code.
+fn name_flag(ask: &mut Asker<'_>, chunk: &str, named_as_tool: bool) -> u32 {
+    if ask.own(chunk) {
+        TOOLOWN
+    } else if named_as_tool || ask.other(chunk) {
+        TOOLX
+    } else {
+        CODE
+    }
 }
 
 /// Whether a tool-shaped name says what it does, as a tool's name does:

@@ -57,30 +57,6 @@
 mod annotations;
 mod code;
 mod encoded;
-/// The config files a tool's name says it handles: words of the name, and
-/// the sensitive paths they stand for. Key files, wallets and cloud
-/// credentials are no tool's config: reading them stays suspect whatever
-/// the tool is called.
-fn own_config_files(tool: &str) -> Vec<&'static str> {
-    const FILES: [(&str, &str); 9] = [
-        ("kubeconfig", "kubeconfig"),
-        ("kubeconfig", ".kube/"),
-        ("kubernetes", "kubeconfig"),
-        ("kube", "kubeconfig"),
-        ("env", ".env"),
-        ("environment", ".env"),
-        ("docker", ".docker/config"),
-        ("npm", ".npmrc"),
-        ("pypi", ".pypirc"),
-    ];
-    let words = names::ident_words(tool);
-    FILES
-        .iter()
-        .filter(|(w, _)| words.iter().any(|x| x == w))
-        .map(|&(_, f)| f)
-        .collect()
-}
-
 #[cfg(test)]
 mod examples;
 mod identifiers;
@@ -322,6 +298,30 @@ fn read_all<'a>(
             ));
         }
     });
+}
+
+/// The config files a tool's name says it handles: words of the name, and
+/// the sensitive paths they stand for. Key files, wallets and cloud
+/// credentials are no tool's config: reading them stays suspect whatever
+/// the tool is called.
+fn own_config_files(tool: &str) -> Vec<&'static str> {
+    const FILES: [(&str, &str); 9] = [
+        ("kubeconfig", "kubeconfig"),
+        ("kubeconfig", ".kube/"),
+        ("kubernetes", "kubeconfig"),
+        ("kube", "kubeconfig"),
+        ("env", ".env"),
+        ("environment", ".env"),
+        ("docker", ".docker/config"),
+        ("npm", ".npmrc"),
+        ("pypi", ".pypirc"),
+    ];
+    let words = names::ident_words(tool);
+    FILES
+        .iter()
+        .filter(|(w, _)| words.iter().any(|x| x == w))
+        .map(|&(_, f)| f)
+        .collect()
 }
 
 /// Whether `path` is the description of a boolean property: it says what

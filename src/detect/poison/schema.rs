@@ -219,10 +219,7 @@ impl SchemaWalk<'_> {
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
         if name {
-            let folded = fold(s);
-            if !self.outputs.contains(&folded) {
-                self.outputs.push(folded);
-            }
+            own_name(self.outputs, fold(s));
         }
     }
 
@@ -230,8 +227,8 @@ impl SchemaWalk<'_> {
     pub(super) fn param(&mut self, name: &str, at: &str) {
         let Some(params) = self.params.as_deref_mut() else {
             let folded = fold(name);
-            if folded.chars().count() >= 3 && !self.outputs.contains(&folded) {
-                self.outputs.push(folded);
+            if folded.chars().count() >= 3 {
+                own_name(self.outputs, folded);
             }
             return;
         };
@@ -339,6 +336,14 @@ fn receives_data(name: &str) -> bool {
         })
 }
 
+/// Adds a folded name of this tool's own (a property, a value, an
+/// operation) to `outputs`, once.
+fn own_name(outputs: &mut Vec<String>, folded: String) {
+    if !outputs.contains(&folded) {
+        outputs.push(folded);
+    }
+}
+
 /// An external URL, or an e-mail address (`mailto:` or bare), not on a
 /// documentation host (`example.com`).
 fn remote_address(s: &str) -> bool {
@@ -406,8 +411,8 @@ fn external_url(s: &str) -> bool {
 pub(super) fn operation_names(tool: &Object, outputs: &mut Vec<String>) {
     let mut push = |name: &str| {
         let folded = fold(name);
-        if name.contains('_') && folded.len() >= 3 && !outputs.contains(&folded) {
-            outputs.push(folded);
+        if name.contains('_') && folded.len() >= 3 {
+            own_name(outputs, folded);
         }
     };
     let action_key = |k: &str| ident_words(k).iter().any(|w| ACTION_KEYS.contains(w));
@@ -416,16 +421,12 @@ pub(super) fn operation_names(tool: &Object, outputs: &mut Vec<String>) {
         .and_then(|s| s.get("properties"))
         .and_then(Value::as_object);
     let Some(props) = props else { return };
-    let keys: Vec<&String> = props
-        .iter()
-        .map(|(k, _)| k)
-        .filter(|k| action_key(k))
-        .collect();
-    if keys.is_empty() {
+    let actions: Vec<(&String, &Value)> = props.iter().filter(|(k, _)| action_key(k)).collect();
+    if actions.is_empty() {
         return;
     }
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    for (_, prop) in props.iter().filter(|(k, _)| action_key(k)) {
+    for (_, prop) in &actions {
         if let Some(d) = prop.get("description").and_then(Value::as_str) {
             d.split(|c: char| !ident(c)).for_each(&mut push);
         }
@@ -433,7 +434,7 @@ pub(super) fn operation_names(tool: &Object, outputs: &mut Vec<String>) {
     let Some(d) = tool.get("description").and_then(Value::as_str) else {
         return;
     };
-    for key in keys {
+    for (key, _) in actions {
         for (at, _) in d.match_indices(key.as_str()) {
             let rest = d[at + key.len()..].trim_start_matches(['"', '\'', ' ']);
             let Some(rest) = rest.strip_prefix(['=', ':']) else {

@@ -40,6 +40,16 @@ pub(super) const HOST: u32 = 1 << 14;
 /// An account to pay into: an IBAN, an Ethereum address, a Stripe account id.
 pub(super) const ACCOUNT: u32 = 1 << 15;
 
+/// [`COLON`] or [`COMMA`] when the byte at `at` is one: what follows a
+/// word (or a whole name) a pattern may ask for.
+pub(super) fn punctuation(b: &[u8], at: usize) -> u32 {
+    match b.get(at) {
+        Some(b':') => COLON,
+        Some(b',') => COMMA,
+        _ => 0,
+    }
+}
+
 /// The text as the model reads it: invisible characters dropped, Unicode
 /// tag characters decoded to the ASCII they mirror, typographic quotes
 /// made plain, NFKC (fullwidth and styled letters become plain ones).
@@ -377,11 +387,7 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
         {
             flags |= CAPS;
         }
-        match b.get(e) {
-            Some(b':') => flags |= COLON,
-            Some(b',') => flags |= COMMA,
-            _ => {}
-        }
+        flags |= punctuation(b, e);
         toks.push(Tok {
             start: s,
             end: e,
