@@ -14,7 +14,9 @@ use super::rules::{lexicon, run_patterns, Lexicon};
 use super::secrets::{mark_secrets, sensitive_paths};
 use super::signal::{shown, Hit, Signal};
 use super::tables::{PHRASES, SLOT_WORDS};
-use super::tokens::{clean, specials, tokenize, Tok, CODE, INPATH, PROPREF, QUOTED, SENSPATH, URL};
+use super::tokens::{
+    clean, specials, tokenize, Tok, CODE, INPATH, PATHDIR, PROPREF, QUOTED, SENSPATH, URL,
+};
 
 /// What one string says.
 #[derive(Clone, Default)]
@@ -63,6 +65,8 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     }
     let mut toks = tokenize(c, &specials, lex);
     for (s, e) in sensitive_paths(c, &specials) {
+        let path = c[s..e].trim_end_matches(['/', '\\']);
+        let last = path.rfind(['/', '\\']).map_or(s, |k| s + k + 1);
         let mut first = true;
         for t in toks.iter_mut().filter(|t| t.start >= s && t.start < e) {
             t.flags |= INPATH;
@@ -72,6 +76,8 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
                 t.start = s;
                 t.end = t.end.max(e);
                 first = false;
+            } else if t.start < last {
+                t.flags |= PATHDIR;
             }
         }
     }

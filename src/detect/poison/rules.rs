@@ -13,8 +13,8 @@ use super::reading::Reading;
 use super::signal::{shown, Signal};
 use super::tables::{CLASSES, PATTERNS, UNLESS};
 use super::tokens::{
-    Tok, ACCOUNT, CAPS, CODE, COLON, COMMA, EMAIL, HOST, PHONE, PROPREF, SECRET, SENSPATH, TOOLOWN,
-    TOOLX, URL,
+    Tok, ACCOUNT, CAPS, CODE, COLON, COMMA, EMAIL, HOST, PATHDIR, PHONE, PROPREF, SECRET, SENSPATH,
+    TOOLOWN, TOOLX, URL,
 };
 
 fn flag(name: &str) -> u32 {
@@ -107,7 +107,9 @@ const NAME: u32 = TOOLX | TOOLOWN | PROPREF | CODE;
 /// Flags of a name of data, a field or a variable, which is no word of
 /// the sentence: "the `include` parameter" is no verb "include". A tool's
 /// name keeps its first word: `upload_context` says what the tool does.
-const DATA_NAME: u32 = PROPREF | CODE;
+/// A word of a folder inside a sensitive path ([`PATHDIR`]) is none
+/// either: `~/.config/mail/templates/` is no verb "mail".
+const DATA_NAME: u32 = PROPREF | CODE | PATHDIR;
 
 impl Step {
     /// Whether `t` matches: its word (unless it names data) and its flags.

@@ -39,6 +39,12 @@ pub(super) const CODE: u32 = 1 << 13;
 pub(super) const HOST: u32 = 1 << 14;
 /// An account to pay into: an IBAN, an Ethereum address, a Stripe account id.
 pub(super) const ACCOUNT: u32 = 1 << 15;
+/// A word of a folder between a sensitive path's first word and its last
+/// part (`mail` of `~/.config/mail/templates/`): where the file is, no word
+/// of the sentence. The first word stays one (a path of one word:
+/// `keychain`), and so does the last part, which says what the file holds
+/// (`~/.bash_history`, `.../Default/Cookies`).
+pub(super) const PATHDIR: u32 = 1 << 16;
 
 /// [`COLON`] or [`COMMA`] when the byte at `at` is one: what follows a
 /// word (or a whole name) a pattern may ask for.
