@@ -6,7 +6,7 @@ use super::code::code_spans;
 use super::memo::Asker;
 use super::names::ident_words;
 use super::rules::Lexicon;
-use super::tables::{NOT_NAMES, SECRET_WORDS, TOOL_VERBS};
+use super::tables::{ACTION_KEYS, NOT_NAMES, SECRET_WORDS, TOOL_VERBS};
 use super::tokens::{punctuation, Tok, CODE, PROPREF, QUOTED, TOOLOWN, TOOLX};
 
 /// What [`identifiers`] looks for.
@@ -118,7 +118,8 @@ pub(super) fn identifiers(
             let in_code = !after_call_verb(c, s2, lex)
                 && (code.iter().any(|&(a, z)| a <= s2 && s2 < z)
                     || (s2 > 0 && b[s2 - 1] == b'$')
-                    || b.get(e) == Some(&b'('));
+                    || b.get(e) == Some(&b'(')
+                    || after_action_key(c, s2));
             // Another server's tool of that name is one, wherever it is
             // written; otherwise a name is taken for a tool outside code
             // only when it says what it does.
@@ -173,6 +174,19 @@ fn after_call_verb(c: &str, at: usize, lex: &Lexicon) -> bool {
             .ids
             .get(word.to_ascii_lowercase().as_str())
             .is_some_and(|&id| lex.call.has(id))
+}
+
+/// Whether the word before byte `at` (past spaces, quotes, backticks, `=`
+/// and `:`) names an action-like parameter (`method`, `action`, `mode`):
+/// "use bulk_edit with method 'modify_custom_fields'" gives that
+/// parameter a value, and names no tool.
+fn after_action_key(c: &str, at: usize) -> bool {
+    let before = c[..at].trim_end_matches([' ', '`', '\'', '"', '\t', '=', ':']);
+    let word = before
+        .rsplit(|ch: char| !ch.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    !word.is_empty() && ACTION_KEYS.contains(&word.to_ascii_lowercase())
 }
 
 /// Whether an ASCII text may name a tool: a word joined by `_`, `-` or
