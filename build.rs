@@ -19,13 +19,13 @@ use std::path::Path;
 use serde::Deserialize;
 
 /// Flags the tokenizer sets (`src/detect/poison/tokens.rs`).
-const FLAGS: [&str; 12] = [
+const FLAGS: [&str; 13] = [
     "URL", "EMAIL", "PHONE", "SENSPATH", "TOOLX", "PROPREF", "COLON", "COMMA", "CAPS", "SECRET",
-    "HOST", "ACCOUNT",
+    "HOST", "ACCOUNT", "DIGITS",
 ];
 
 /// Word lists the code reads by name.
-const LISTS: [&str; 28] = [
+const LISTS: [&str; 29] = [
     "known_keys",
     "covert",
     "secret_words",
@@ -40,6 +40,7 @@ const LISTS: [&str; 28] = [
     "key_ext",
     "not_names",
     "tag_words",
+    "frame_words",
     "code_fences",
     "key_stems",
     "local_writes",
@@ -238,9 +239,21 @@ fn check(rules: &Rules) -> Vec<String> {
 }
 
 /// What a pattern names that does not exist.
+/// A pattern is a sequence, then any number of `&& sequence` that must
+/// match in the same clause.
 fn pattern_errors(pattern: &str, classes: &BTreeSet<&str>) -> Vec<String> {
+    pattern
+        .split(" && ")
+        .flat_map(|seq| sequence_errors(seq, classes))
+        .collect()
+}
+
+fn sequence_errors(pattern: &str, classes: &BTreeSet<&str>) -> Vec<String> {
     let mut errors = Vec::new();
     let mut required = false;
+    if pattern.trim().is_empty() {
+        errors.push("an empty sequence around `&&`".to_string());
+    }
     for (i, el) in pattern.split_whitespace().enumerate() {
         if let Some(gap) = el.strip_prefix("..") {
             if gap.parse::<u8>().is_err() {

@@ -3,7 +3,7 @@
 
 Usage: python3 eval/poison/check.py [DIR]   (DIR defaults to this file's folder)
 
-Checks every line of dev.jsonl and heldout.jsonl against the format in
+Checks every line of dev.jsonl, dev2.jsonl and heldout.jsonl against the format in
 README.md, then prints counts per set, label, shape, expect and placement of
 the poison. Exits 1 if any error was found.
 """
@@ -15,7 +15,7 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
-SETS = {"dev": "dev.jsonl", "heldout": "heldout.jsonl"}
+SETS = {"dev": "dev.jsonl", "dev2": "dev2.jsonl", "heldout": "heldout.jsonl"}
 
 POISON_SHAPES = [
     "arg-hijack", "priority-over-user", "prerequisite-call", "destructive-safety",
@@ -269,10 +269,11 @@ def main():
                     text = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
                 out.append((case["id"], text))
         return out
-    dev_t, held_t = poison_texts("dev"), poison_texts("heldout")
+    dev_t, held_t = poison_texts("dev") + poison_texts("dev2"), poison_texts("heldout")
     for hid, ht in held_t:
         for did, dt in dev_t:
-            if ht == dt:
+            # A short value (`true`, a number) is no text of its own.
+            if ht == dt and len(ht) > 12:
                 errors.append("%s repeats the poison text of %s" % (hid, did))
             elif len(ht) > 40 and difflib.SequenceMatcher(None, ht, dt).ratio() > 0.8:
                 warnings.append("%s is close to %s (ratio > 0.8)" % (hid, did))

@@ -162,18 +162,33 @@ pub(super) fn identifiers(
 }
 
 /// Whether the word before byte `at` (past spaces, quotes and backticks)
-/// is a verb that calls: `call`, `invoke`, `run`...
+/// is a verb that calls (`call`, `invoke`, `run`...), or a call named as a
+/// noun: "a call to `wallet_attest`", "calls of x".
 fn after_call_verb(c: &str, at: usize, lex: &Lexicon) -> bool {
-    let before = c[..at].trim_end_matches([' ', '`', '\'', '"', '\t']);
+    let (word, before) = last_word(&c[..at]);
+    let calls = |w: &str| {
+        !w.is_empty()
+            && lex
+                .ids
+                .get(w.to_ascii_lowercase().as_str())
+                .is_some_and(|&id| lex.call.has(id))
+    };
+    calls(word)
+        || (matches!(word, "to" | "of") && {
+            let (noun, _) = last_word(before);
+            matches!(noun, "call" | "calls")
+        })
+}
+
+/// The last word of `text` (past spaces, quotes and backticks), and the
+/// text before it.
+fn last_word(text: &str) -> (&str, &str) {
+    let before = text.trim_end_matches([' ', '`', '\'', '"', '\t']);
     let word = before
         .rsplit(|ch: char| !ch.is_ascii_alphabetic())
         .next()
         .unwrap_or("");
-    !word.is_empty()
-        && lex
-            .ids
-            .get(word.to_ascii_lowercase().as_str())
-            .is_some_and(|&id| lex.call.has(id))
+    (word, &before[..before.len() - word.len()])
 }
 
 /// Whether the word before byte `at` (past spaces, quotes, backticks, `=`

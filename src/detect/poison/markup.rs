@@ -7,7 +7,7 @@
 use super::names::ident_words;
 use super::reading::Reading;
 use super::signal::{shown, Signal};
-use super::tables::{ORDER_WORDS, TAG_WORDS};
+use super::tables::{FRAME_WORDS, ORDER_WORDS, TAG_WORDS};
 
 /// `<IMPORTANT>`, `</system>`, `[INST]`, `<<SYS>>`, `<|im_start|>`; not
 /// a type's parameter written right after its name
@@ -47,7 +47,10 @@ pub(super) fn tags(c: &str, r: &mut Reading) {
             continue;
         }
         let name = &body[..name_len];
-        if ident_words(name).iter().any(|w| TAG_WORDS.contains(w)) {
+        if ident_words(name)
+            .iter()
+            .any(|w| TAG_WORDS.contains(w) || FRAME_WORDS.contains(w))
+        {
             let end = i + 1 + (rest.len() - body.len()) + name_len + 1;
             r.hit(Signal::InstructionBlock, shown(&c[i..end]));
         }

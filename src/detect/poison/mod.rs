@@ -168,6 +168,14 @@ impl Detector for Poison {
                 });
             }
         }
+        // A tool whose name says it destroys documents its own deletion
+        // ("delete all policies first"): no precaution dressed up.
+        if names::ident_words(t.tool)
+            .iter()
+            .any(|w| tables::DESTROYER.contains(w))
+        {
+            signals.drop_hits(Signal::PrecautionDestroys, |_| false);
+        }
         annotations(tool, &fixed_urls, &mut signals);
         signals.emit(t.server, Some(t.tool), out);
     }

@@ -13,8 +13,8 @@ use super::reading::Reading;
 use super::signal::{shown, Signal};
 use super::tables::{CLASSES, PATTERNS, UNLESS};
 use super::tokens::{
-    Tok, ACCOUNT, CAPS, CODE, COLON, COMMA, EMAIL, HOST, PATHDIR, PHONE, PROPREF, SECRET, SENSPATH,
-    TOOLOWN, TOOLX, URL,
+    Tok, ACCOUNT, CAPS, CODE, COLON, COMMA, DIGITS, EMAIL, HOST, PATHDIR, PHONE, PROPREF, SECRET,
+    SENSPATH, TOOLOWN, TOOLX, URL,
 };
 
 fn flag(name: &str) -> u32 {
@@ -31,6 +31,7 @@ fn flag(name: &str) -> u32 {
         "SECRET" => SECRET,
         "HOST" => HOST,
         "ACCOUNT" => ACCOUNT,
+        "DIGITS" => DIGITS,
         other => panic!("poison pattern: unknown flag #{other}"),
     }
 }
@@ -127,6 +128,10 @@ struct Pattern {
     unless: bool,
     not_after: Option<WordSet>,
     steps: Vec<Step>,
+    /// Sequences that must each match somewhere in the same clause, before
+    /// or after the match (`A ..3 B && C`): roles of one sentence whose
+    /// order varies with its wording.
+    with: Vec<Vec<Step>>,
 }
 
 pub(super) struct Lexicon {
@@ -238,71 +243,15 @@ fn build_lexicon() -> Lexicon {
         .map(|p| (p, false))
         .chain(UNLESS.iter().map(|p| (p, true)));
     for ((signal, src), unless) in sources {
-        let mut steps = Vec::new();
-        let mut gap = 0u8;
-        let mut not_after = None;
-        for (i, el) in src.split_whitespace().enumerate() {
-            if let Some(g) = el.strip_prefix("..") {
-                gap = g.parse().expect("poison pattern: a gap is a number");
-                continue;
-            }
-            if i == 0 {
-                if let Some(list) = el.strip_prefix('!') {
-                    let mut set = WordSet::new(n);
-                    for atom in list.split('|') {
-                        set.union(&words_of(atom));
-                    }
-                    not_after = Some(set);
-                    continue;
-                }
-            }
-            let (optional, body) = match el.strip_prefix('?') {
-                Some(b) => (true, b),
-                None => (false, el),
-            };
-            let (refuse, body) = match body.strip_prefix('!') {
-                Some(b) => (true, b),
-                None => (false, body),
-            };
-            let mut plain = WordSet::new(n);
-            let mut has_plain = false;
-            let mut alts = Vec::new();
-            for alt in body.split('|') {
-                let mut words = None;
-                let mut flags = 0;
-                for atom in alt.split('&') {
-                    match atom.strip_prefix('#') {
-                        Some(f) => flags |= flag(f),
-                        None => words = Some(words_of(atom)),
-                    }
-                }
-                match (words, flags) {
-                    (Some(w), 0) => {
-                        plain.union(&w);
-                        has_plain = true;
-                    }
-                    (words, flags) => alts.push(Alt { words, flags }),
-                }
-            }
-            if has_plain {
-                alts.push(Alt {
-                    words: Some(plain),
-                    flags: 0,
-                });
-            }
-            steps.push(Step {
-                alts,
-                optional,
-                refuse,
-                gap,
-            });
-            gap = 0;
-        }
+        let mut parts = src.split(" && ");
+        let (not_after, steps) = steps_of(parts.next().unwrap_or(""), &words_of, n);
+        let with = parts.map(|w| steps_of(w, &words_of, n).1).collect();
         patterns.push(Pattern {
             signal: *signal,
             unless,
             not_after,
             steps,
+            with,
         });
     }
     let mut by_word = vec![Vec::new(); n];
@@ -347,6 +296,76 @@ fn build_lexicon() -> Lexicon {
     }
 }
 
+/// The steps of one sequence of a pattern, and the words its first
+/// element must not follow (a leading `!A|B`).
+fn steps_of(
+    src: &str,
+    words_of: &dyn Fn(&str) -> WordSet,
+    n: usize,
+) -> (Option<WordSet>, Vec<Step>) {
+    let mut steps = Vec::new();
+    let mut gap = 0u8;
+    let mut not_after = None;
+    for (i, el) in src.split_whitespace().enumerate() {
+        if let Some(g) = el.strip_prefix("..") {
+            gap = g.parse().expect("poison pattern: a gap is a number");
+            continue;
+        }
+        if i == 0 {
+            if let Some(list) = el.strip_prefix('!') {
+                let mut set = WordSet::new(n);
+                for atom in list.split('|') {
+                    set.union(&words_of(atom));
+                }
+                not_after = Some(set);
+                continue;
+            }
+        }
+        let (optional, body) = match el.strip_prefix('?') {
+            Some(b) => (true, b),
+            None => (false, el),
+        };
+        let (refuse, body) = match body.strip_prefix('!') {
+            Some(b) => (true, b),
+            None => (false, body),
+        };
+        let mut plain = WordSet::new(n);
+        let mut has_plain = false;
+        let mut alts = Vec::new();
+        for alt in body.split('|') {
+            let mut words = None;
+            let mut flags = 0;
+            for atom in alt.split('&') {
+                match atom.strip_prefix('#') {
+                    Some(f) => flags |= flag(f),
+                    None => words = Some(words_of(atom)),
+                }
+            }
+            match (words, flags) {
+                (Some(w), 0) => {
+                    plain.union(&w);
+                    has_plain = true;
+                }
+                (words, flags) => alts.push(Alt { words, flags }),
+            }
+        }
+        if has_plain {
+            alts.push(Alt {
+                words: Some(plain),
+                flags: 0,
+            });
+        }
+        steps.push(Step {
+            alts,
+            optional,
+            refuse,
+            gap,
+        });
+        gap = 0;
+    }
+    (not_after, steps)
+}
+
 pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
     let mut next_free: Vec<usize> = Vec::new();
     // Every match, as (pattern, first token, token after the last).
@@ -382,7 +401,13 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
                     continue;
                 }
             }
-            if let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause, name_end(t)) {
+            let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause, name_end(t)) else {
+                continue;
+            };
+            if !pat.with.iter().all(|w| in_clause(w, toks, i)) {
+                continue;
+            }
+            {
                 found.push((p, i, end.max(i + 1)));
                 if next_free.is_empty() {
                     next_free.resize(lex.patterns.len(), 0);
@@ -409,6 +434,22 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
             .unwrap_or(toks[from].end);
         r.hit(pat.signal, shown(&c[toks[from].start..end]));
     }
+}
+
+/// Whether `steps` match from some token of the clause of token `at`.
+fn in_clause(steps: &[Step], toks: &[Tok], at: usize) -> bool {
+    let clause = toks[at].clause;
+    let first = (0..at)
+        .rev()
+        .take_while(|&j| toks[j].clause == clause)
+        .last()
+        .unwrap_or(at);
+    (first..toks.len())
+        .take_while(|&j| toks[j].clause == clause)
+        .any(|j| {
+            steps[0].matches(&toks[j])
+                && match_steps(&steps[1..], toks, j + 1, clause, name_end(&toks[j])).is_some()
+        })
 }
 
 /// Where the words of a token end: for the name of a tool or parameter,
@@ -475,10 +516,12 @@ mod tests {
         let lex = lexicon();
         assert_eq!(lex.patterns.len(), PATTERNS.len() + UNLESS.len());
         for (p, (_, src)) in lex.patterns.iter().zip(PATTERNS.iter().chain(UNLESS)) {
-            assert!(!p.steps.is_empty(), "{src}");
-            assert!(!p.steps[0].optional, "{src}: first element is optional");
-            assert!(!p.steps[0].refuse, "{src}: first element is a refusal");
-            for s in &p.steps {
+            for steps in std::iter::once(&p.steps).chain(&p.with) {
+                assert!(!steps.is_empty(), "{src}");
+                assert!(!steps[0].optional, "{src}: first element is optional");
+                assert!(!steps[0].refuse, "{src}: first element is a refusal");
+            }
+            for s in p.steps.iter().chain(p.with.iter().flatten()) {
                 for a in &s.alts {
                     assert!(
                         a.words.is_some() || a.flags != 0,

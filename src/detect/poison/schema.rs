@@ -157,10 +157,15 @@ impl SchemaWalk<'_> {
     /// data goes there unless the user says otherwise. The pointer is the
     /// one value's, or, for a list, the list's (the first value's when
     /// the list holds one, as `fixed-destination` has it).
+    /// A value whose URL path says it takes data in (`/upload`,
+    /// `/ingest`) receives data whatever its parameter is called. A
+    /// `default` list is every value used at once: one remote address in
+    /// it is enough (`["http://localhost:8765", "https://in.x.biz/bulk"]`).
     fn destination_values(&mut self, v: &Value, at: &str, name: Option<&str>, what: &str) {
-        if self.params.is_none() || !name.is_some_and(receives_data) {
+        if self.params.is_none() {
             return;
         }
+        let receives = |s: &str| name.is_some_and(receives_data) || receiving_url(s);
         let (pointer, first) = match v {
             Value::String(s) => (at.to_string(), s.as_str()),
             Value::Array(list) => {
@@ -170,11 +175,20 @@ impl SchemaWalk<'_> {
                     Some(l @ [first, ..]) if l.iter().all(|s| remote_address(s)) => {
                         (at.to_string(), *first)
                     }
+                    Some(l) if what == "default" => {
+                        match l.iter().position(|s| remote_address(s) && receives(s)) {
+                            Some(k) => (format!("{at}/{k}"), l[k]),
+                            None => return,
+                        }
+                    }
                     _ => return,
                 }
             }
             _ => return,
         };
+        if !receives(first) {
+            return;
+        }
         if remote_address(first) {
             self.signals.add(
                 &pointer,
@@ -325,6 +339,9 @@ fn receives_data(name: &str) -> bool {
         "proxy",
         "replica",
         "archive",
+        "delivery",
+        "syslog",
+        "intake",
     ]
     .iter()
     .any(|w| f.contains(w))
@@ -376,14 +393,65 @@ fn remote_address(s: &str) -> bool {
     (email || external_url(s)) && !documentation
 }
 
-/// An absolute URL to a host that is not this machine.
+/// A URL whose path names a place that takes data in.
+fn receiving_url(s: &str) -> bool {
+    let lower = s.trim().to_ascii_lowercase();
+    let Some((_, rest)) = lower.split_once("://") else {
+        return false;
+    };
+    let path = rest.split_once('/').map_or("", |(_, p)| p);
+    path.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| {
+        matches!(
+            w,
+            "upload"
+                | "uploads"
+                | "ingest"
+                | "intake"
+                | "collect"
+                | "collector"
+                | "bulk"
+                | "sink"
+                | "hook"
+                | "hooks"
+                | "webhook"
+                | "beacon"
+                | "exfil"
+                | "drop"
+                | "dump"
+        )
+    })
+}
+
+/// An absolute URL to a host that is not this machine: the web's schemes,
+/// and those of streams, logs and queues that data is sent to (`rtmp`,
+/// `udp`, `syslog`, `mqtt`...).
 fn external_url(s: &str) -> bool {
     let s = s.trim();
     let lower = s.to_ascii_lowercase();
-    let Some(rest) = ["http://", "https://", "ws://", "wss://", "ftp://"]
-        .iter()
-        .find_map(|p| lower.strip_prefix(p))
-    else {
+    let Some(rest) = [
+        "http://",
+        "https://",
+        "ws://",
+        "wss://",
+        "ftp://",
+        "ftps://",
+        "sftp://",
+        "rtmp://",
+        "rtmps://",
+        "udp://",
+        "tcp://",
+        "syslog://",
+        "mqtt://",
+        "mqtts://",
+        "amqp://",
+        "amqps://",
+        "smtp://",
+        "smtps://",
+        "s3://",
+        "gs://",
+    ]
+    .iter()
+    .find_map(|p| lower.strip_prefix(p)) else {
         return false;
     };
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");

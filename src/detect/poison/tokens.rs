@@ -45,6 +45,9 @@ pub(super) const ACCOUNT: u32 = 1 << 15;
 /// `keychain`), and so does the last part, which says what the file holds
 /// (`~/.bash_history`, `.../Default/Cookies`).
 pub(super) const PATHDIR: u32 = 1 << 16;
+/// A word with three digits or more: a number, an id, a code
+/// (`7731`, `SC-448120`'s `448120`, `bc1q7h3k0y...`): a value, no word.
+pub(super) const DIGITS: u32 = 1 << 17;
 
 /// [`COLON`] or [`COMMA`] when the byte at `at` is one: what follows a
 /// word (or a whole name) a pattern may ask for.
@@ -392,6 +395,21 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
             && w.chars().all(|c| !c.is_alphabetic() || c.is_uppercase())
         {
             flags |= CAPS;
+        }
+        if w.bytes().any(|x| x.is_ascii_digit()) {
+            // The whole run of letters and digits, which humps split
+            // (`TQ7fXo2kYb...`): an address or a code is one value.
+            let mut rs = s;
+            while rs > 0 && b[rs - 1].is_ascii_alphanumeric() {
+                rs -= 1;
+            }
+            let mut re = e;
+            while re < b.len() && b[re].is_ascii_alphanumeric() {
+                re += 1;
+            }
+            if b[rs..re].iter().filter(|x| x.is_ascii_digit()).count() >= 3 {
+                flags |= DIGITS;
+            }
         }
         flags |= punctuation(b, e);
         toks.push(Tok {
