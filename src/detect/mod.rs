@@ -504,6 +504,37 @@ fn subject<T>(
     }
 }
 
+/// Whether each tool of the inventory, in its order (servers by name,
+/// then tools by name), is pinned in the lock. A server's tools and its
+/// lock entries are both sorted by name, so they are walked side by side
+/// rather than each tool looked up in the lock (shadow's and squat's
+/// passes each asked 100,000 times at 2000x50: docs/performance.md,
+/// "Issue 26: one walk per tool").
+fn pinned_tools(cx: &Context<'_>) -> Vec<bool> {
+    let mut pinned = Vec::new();
+    for s in cx.inventory.servers.values() {
+        let entries = cx.lock.servers.get(&s.name).map(|l| &l.tools);
+        pinned.extend(
+            along(s.tools.keys(), entries).map(|e| e.is_some_and(|e| e.state == State::Pinned)),
+        );
+    }
+    pinned
+}
+
+/// For each of `names` (ascending), its value in `map`, if any: one walk
+/// of both.
+fn along<'m, 'n, V, I: Iterator<Item = &'n String>>(
+    names: I,
+    map: Option<&'m std::collections::BTreeMap<String, V>>,
+) -> impl Iterator<Item = Option<&'m V>> + use<'m, 'n, V, I> {
+    let mut entries = map.map(|m| m.iter().peekable());
+    names.map(move |name| {
+        let entries = entries.as_mut()?;
+        while entries.next_if(|(k, _)| *k < name).is_some() {}
+        entries.next_if(|(k, _)| *k == name).map(|(_, v)| v)
+    })
+}
+
 /// Raises the drift of a pinned field to critical when the changed text is
 /// itself critically poisoned (see `baseline`): the approved descriptor
 /// was swapped for one that gives the model orders, the rug pull that

@@ -11,7 +11,7 @@
 //! "The redesign".
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 use std::sync::Mutex;
 
 use super::names::KnownNames;
@@ -131,17 +131,33 @@ const MEMO_BYTES: usize = (8 << 20) / SHARDS;
 /// schema), so most strings of a large inventory were read before.
 #[derive(Default)]
 struct Memo {
-    /// With the standard library's keyed hash: the texts are the servers'
-    /// to choose, and an unkeyed one would let them pick texts that
-    /// collide until every look-up walks the whole table.
-    readings: HashMap<Box<str>, Remembered>,
+    /// By the text's keyed hash ([`Readings::hash`]), which also picked
+    /// the shard: a text is hashed once per look-up, not once for the
+    /// shard and again for the table (1.5 million look-ups at 2000x50:
+    /// docs/performance.md, "Issue 26: one walk per tool"). Keyed: the
+    /// texts are the servers' to choose, and an unkeyed hash would let
+    /// them pick texts that collide until every look-up walks the whole
+    /// table. Two texts of one hash keep the first: this is a memo.
+    readings: HashMap<u64, (Box<str>, Remembered), BuildHasherDefault<Hashed>>,
     pub(super) bytes: usize,
 }
 
 impl Memo {
-    pub(super) fn remember(&mut self, text: &str, entry: Remembered) {
-        if let Some(old) = self.readings.remove(text) {
-            self.bytes -= old.bytes(text);
+    fn get(&self, hash: u64, text: &str) -> Option<&Remembered> {
+        match self.readings.get(&hash) {
+            Some((t, r)) if **t == *text => Some(r),
+            _ => None,
+        }
+    }
+
+    pub(super) fn remember(&mut self, hash: u64, text: &str, entry: Remembered) {
+        match self.readings.get(&hash) {
+            Some((t, _)) if **t != *text => return,
+            Some(_) => {
+                let (t, old) = self.readings.remove(&hash).expect("just found");
+                self.bytes -= old.bytes(&t);
+            }
+            None => {}
         }
         // A full memo keeps what it holds rather than starting over: the
         // strings met first include those every schema repeats, and
@@ -149,8 +165,27 @@ impl Memo {
         let size = entry.bytes(text);
         if self.bytes + size <= MEMO_BYTES {
             self.bytes += size;
-            self.readings.insert(text.into(), entry);
+            self.readings.insert(hash, (text.into(), entry));
         }
+    }
+}
+
+/// The hasher of a table keyed by a hash already taken: it hands that
+/// hash on.
+#[derive(Default)]
+struct Hashed(u64);
+
+impl Hasher for Hashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only a u64 is hashed")
+    }
+
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
     }
 }
 
@@ -174,18 +209,25 @@ impl Default for Readings {
 }
 
 impl Readings {
-    fn shard(&self, text: &str) -> std::sync::MutexGuard<'_, Memo> {
-        let i = self.pick.hash_one(text) as usize % SHARDS;
+    /// The keyed hash of a text, and the shard it picks (by bits the
+    /// shard's table does not use to place it: hashbrown takes the low
+    /// bits and the top seven).
+    fn hash(&self, text: &str) -> (u64, usize) {
+        let hash = self.pick.hash_one(text);
+        (hash, (hash >> 32) as usize % SHARDS)
+    }
+
+    fn shard(&self, i: usize) -> std::sync::MutexGuard<'_, Memo> {
         self.shards[i].lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// [`read`] at the top level, reusing the reading of an earlier string
     /// of the same text when this environment answers its questions alike.
     pub(super) fn read(&self, text: &str, names: &KnownNames<'_>) -> Reading {
+        let (hash, i) = self.hash(text);
         let known = self
-            .shard(text)
-            .readings
-            .get(text)
+            .shard(i)
+            .get(hash, text)
             .filter(|r| r.asked.iter().all(|a| a.holds(names)))
             .map(Remembered::reading);
         if let Some(reading) = known {
@@ -197,7 +239,7 @@ impl Readings {
         };
         let reading = read(text, &mut ask, 0);
         let entry = Remembered::new(ask.asked, &reading);
-        self.shard(text).remember(text, entry);
+        self.shard(i).remember(hash, text, entry);
         reading
     }
 }
@@ -285,21 +327,36 @@ mod tests {
 
     #[test]
     fn the_memo_stays_within_its_bytes() {
+        let readings = Readings::default();
         let mut memo = Memo::default();
         let text = |i: usize| format!("{i} {}", "x".repeat(1000));
+        let hash = |i: usize| readings.hash(&text(i)).0;
         let empty = || Remembered::new(Vec::new(), &Reading::default());
         let last = 2 * MEMO_BYTES / 1000;
         for i in 0..=last {
-            memo.remember(&text(i), empty());
+            memo.remember(hash(i), &text(i), empty());
             assert!(memo.bytes <= MEMO_BYTES);
         }
-        let held = |m: &Memo| -> usize { m.readings.iter().map(|(t, r)| r.bytes(t)).sum() };
+        let held = |m: &Memo| -> usize { m.readings.values().map(|(t, r)| r.bytes(t)).sum() };
         assert_eq!(held(&memo), memo.bytes);
-        assert!(memo.readings.contains_key(text(0).as_str()));
-        assert!(!memo.readings.contains_key(text(last).as_str()));
+        assert!(memo.get(hash(0), &text(0)).is_some());
+        assert!(memo.get(hash(last), &text(last)).is_none());
         // A text remembered again replaces its entry, within the bytes.
-        memo.remember(&text(0), empty());
+        memo.remember(hash(0), &text(0), empty());
         assert_eq!(held(&memo), memo.bytes);
-        assert!(memo.readings.contains_key(text(0).as_str()));
+        assert!(memo.get(hash(0), &text(0)).is_some());
+    }
+
+    #[test]
+    fn a_text_is_found_only_under_its_own_hash() {
+        let mut memo = Memo::default();
+        let empty = || Remembered::new(Vec::new(), &Reading::default());
+        memo.remember(7, "first", empty());
+        // Another text of the same hash is neither found nor remembered.
+        assert!(memo.get(7, "second").is_none());
+        memo.remember(7, "second", empty());
+        assert!(memo.get(7, "first").is_some());
+        assert!(memo.get(7, "second").is_none());
+        assert!(memo.get(8, "first").is_none());
     }
 }

@@ -83,7 +83,7 @@ impl Names {
         Some(Reader {
             names: self,
             server: &s.name,
-            own: norm(&s.name),
+            own: std::cell::OnceCell::new(),
             own_tools: &s.tools,
         })
     }
@@ -93,8 +93,9 @@ impl Names {
 pub(super) struct Reader<'a> {
     names: &'a Names,
     server: &'a str,
-    /// This server's name, normalised.
-    own: String,
+    /// This server's name, normalised; made when a client-qualified
+    /// name is met (a reader is made per tool, and few texts have one).
+    own: std::cell::OnceCell<String>,
     /// This server's tools: naming them is its own business.
     own_tools: &'a BTreeMap<String, Tool>,
 }
@@ -358,7 +359,8 @@ impl<'a> Reader<'a> {
     /// for: `Some(Some((server, tool)))` for another server's tool,
     /// `Some(None)` for this server's own, `None` when it names neither.
     fn qualified(&self, rest: &str) -> Option<Option<(&'a str, &'a str)>> {
-        if rest == self.own || rest.starts_with(&format!("{}_", self.own)) {
+        let own = self.own.get_or_init(|| norm(self.server));
+        if rest == own || rest.starts_with(&format!("{own}_")) {
             return Some(None);
         }
         // Every split into a server part and a tool part.

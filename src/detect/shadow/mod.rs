@@ -152,16 +152,8 @@ fn collisions(cx: &Context<'_>, out: &mut Vec<Finding>) {
             g.entry(key.as_str()).or_default().push(n);
         }
     }
-    let pinned: Vec<bool> = entries
-        .iter()
-        .map(|&(si, name, _)| {
-            !cx.lock.servers.is_empty()
-                && cx
-                    .lock
-                    .entry(servers[si], Some(name))
-                    .is_some_and(|e| e.state == State::Pinned)
-        })
-        .collect();
+    // In the order of `entries`.
+    let pinned = super::pinned_tools(cx);
     for (n, f) in name_folds.iter().enumerate() {
         let mut related: Vec<usize> = groups
             .iter()

@@ -137,27 +137,22 @@ struct Known<'a> {
 }
 
 fn known_names<'a>(cx: &Context<'a>) -> Vec<Known<'a>> {
-    let pinned = |server: &str, tool: &str| {
-        cx.lock
-            .entry(server, Some(tool))
-            .is_some_and(|e| e.state == State::Pinned)
-    };
+    let mut pinned = super::pinned_tools(cx).into_iter();
     let mut known = Vec::new();
     for s in cx.inventory.servers.values() {
         for name in s.tools.keys() {
             known.push(Known {
                 server: &s.name,
                 name,
-                pinned: pinned(&s.name, name),
+                pinned: pinned.next().expect("a flag per tool"),
                 present: true,
             });
         }
     }
     for (server, ls) in &cx.lock.servers {
-        let present = cx.inventory.servers.get(server);
-        for (name, entry) in &ls.tools {
-            if entry.state == State::Pinned && !present.is_some_and(|s| s.tools.contains_key(name))
-            {
+        let present = cx.inventory.servers.get(server).map(|s| &s.tools);
+        for ((name, entry), tool) in ls.tools.iter().zip(super::along(ls.tools.keys(), present)) {
+            if entry.state == State::Pinned && tool.is_none() {
                 known.push(Known {
                     server,
                     name,
