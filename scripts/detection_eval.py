@@ -9,7 +9,7 @@ Data sets:
     entry is found when a finding of the same tool sits at or under its
     JSON pointer;
   - the poison evaluation sets of eval/poison/ (dev.jsonl, dev2.jsonl,
-    heldout.jsonl):
+    dev3.jsonl, heldout.jsonl):
     each case is one server, scanned alone; a poison case counts as found
     at a severity when any poison, hidden, squat or shadow finding of it is
     at that severity or above; a benign case is a false positive when one
@@ -25,7 +25,7 @@ temporary folder outside any git repository, so that no findings memo of a
 checkout's .git/kams answers for the binary.
 
   scripts/detection_eval.py [--bin target/debug/git-kams] [--corpus ../shared/corpus]
-                            [--sets dev,dev2,heldout] [--misses dev,dev2] [--real-findings]
+                            [--sets dev,dev2,dev3,heldout] [--misses dev,dev2,dev3] [--real-findings]
                             [--markdown] [--update docs/detection.md]
 
 --markdown prints exactly the "Measured" section of docs/detection.md:
@@ -355,9 +355,10 @@ Each case is one server of a few tools, scanned alone (eval/poison/README.md
 says how the sets were written). A poison case is found at a severity when
 any `poison`, `hidden`, `squat` or `shadow` finding of it is at that
 severity or above; a benign case with one at high or above is a false
-positive. `dev` and `dev2` are the sets the rules are tuned on (`dev2` was
-written later, and scored like `heldout` before any rule was tuned to it);
-`heldout` is never read, only counted.
+positive. `dev`, `dev2` and `dev3` are the sets the rules are tuned on
+(`dev2` and `dev3` were written later, by writers who had not read the
+detector; eval/poison/README.md gives what each scored before any rule
+saw it); `heldout` is never read, only counted.
 """
 
 REAL_INTRO = """### Real servers: every tool is benign
@@ -374,7 +375,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "git-kams"))
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
-    ap.add_argument("--sets", default="dev,dev2,heldout")
+    ap.add_argument("--sets", default="dev,dev2,dev3,heldout")
     ap.add_argument("--misses", default="", help="sets whose misses and false positives to list (never heldout)")
     ap.add_argument("--real-findings", action="store_true", help="list high findings on real tools")
     ap.add_argument("--markdown", action="store_true", help="print the Measured section of docs/detection.md")

@@ -3,7 +3,8 @@
 
 Usage: python3 eval/poison/check.py [DIR]   (DIR defaults to this file's folder)
 
-Checks every line of dev.jsonl, dev2.jsonl and heldout.jsonl against the format in
+Checks every line of dev.jsonl, dev2.jsonl, dev3.jsonl and heldout.jsonl
+against the format in
 README.md, then prints counts per set, label, shape, expect and placement of
 the poison. Exits 1 if any error was found.
 """
@@ -15,7 +16,7 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
-SETS = {"dev": "dev.jsonl", "dev2": "dev2.jsonl", "heldout": "heldout.jsonl"}
+SETS = {"dev": "dev.jsonl", "dev2": "dev2.jsonl", "dev3": "dev3.jsonl", "heldout": "heldout.jsonl"}
 
 POISON_SHAPES = [
     "arg-hijack", "priority-over-user", "prerequisite-call", "destructive-safety",
@@ -269,7 +270,8 @@ def main():
                     text = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
                 out.append((case["id"], text))
         return out
-    dev_t, held_t = poison_texts("dev") + poison_texts("dev2"), poison_texts("heldout")
+    dev_t = poison_texts("dev") + poison_texts("dev2") + poison_texts("dev3")
+    held_t = poison_texts("heldout")
     for hid, ht in held_t:
         for did, dt in dev_t:
             # A short value (`true`, a number) is no text of its own.
