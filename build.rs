@@ -19,9 +19,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 /// Flags the tokenizer sets (`src/detect/poison/tokens.rs`).
-const FLAGS: [&str; 13] = [
+const FLAGS: [&str; 14] = [
     "URL", "EMAIL", "PHONE", "SENSPATH", "TOOLX", "PROPREF", "COLON", "COMMA", "CAPS", "SECRET",
-    "HOST", "ACCOUNT", "DIGITS",
+    "HOST", "ACCOUNT", "DIGITS", "QUOTED",
 ];
 
 /// Word lists the code reads by name.

@@ -118,7 +118,14 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
             break;
         };
         let body = &c[k + 4..end];
-        if orders(body)
+        // A comment addressed to the model by a label (`<!-- model: ...`,
+        // `<!-- agent: ...`) holds orders for it.
+        let addressed = body.trim_start().split_once(':').is_some_and(|(label, _)| {
+            let label = label.trim().to_ascii_lowercase();
+            !label.contains(' ') && (TAG_WORDS.contains(&label) || FRAME_WORDS.contains(&label))
+        });
+        if addressed
+            || orders(body)
             || body
                 .split_whitespace()
                 .any(|w| tagged(w) && w.chars().all(|ch| !ch.is_lowercase()))
@@ -137,6 +144,12 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
                 info,
                 "text" | "txt" | "md" | "markdown" | "plain" | "prompt"
             );
+        // A fence labelled for the model (`~~~assistant-policy`) that
+        // holds sentences holds orders for it, however they start.
+        let labelled = tagged(info)
+            && body
+                .lines()
+                .any(|l| l.split_whitespace().count() >= 4 && !l.contains(['=', '{', ';']));
         let data = matches!(info, "yaml" | "yml" | "json" | "jsonc" | "toml" | "ini");
         let keyed = body.lines().any(|line| {
             line.trim_start().split_once(':').is_some_and(|(key, _)| {
@@ -154,7 +167,7 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
             .map(|line| line.split_once(':').map_or(line, |(_, v)| v))
             .collect::<Vec<_>>()
             .join("\n");
-        if (prose && orders(body)) || ((prose || data) && keyed && orders(&values)) {
+        if labelled || (prose && orders(body)) || ((prose || data) && keyed && orders(&values)) {
             r.hit(
                 Signal::InstructionMarker,
                 format!("a code fence that holds orders: {}", shown(body)),

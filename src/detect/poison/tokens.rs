@@ -396,6 +396,16 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
         {
             flags |= CAPS;
         }
+        // A value written between quotes (`set to 'GEN-OPS'`): its first
+        // word, after a quote that opens (not an apostrophe in a word).
+        if s > 0
+            && matches!(b[s - 1], b'\'' | b'"')
+            && (s == 1
+                || b[s - 2].is_ascii_whitespace()
+                || matches!(b[s - 2], b'(' | b'=' | b':' | b'['))
+        {
+            flags |= QUOTED;
+        }
         if w.bytes().any(|x| x.is_ascii_digit()) {
             // The whole run of letters and digits, which humps split
             // (`TQ7fXo2kYb...`): an address or a code is one value.
