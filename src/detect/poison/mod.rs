@@ -169,10 +169,15 @@ impl Detector for Poison {
             }
         }
         // A tool whose name says it destroys documents its own deletion
-        // ("delete all policies first"): no precaution dressed up.
+        // ("delete all policies first"), and one named for a guard (a
+        // firewall, MFA) documents turning it off: no precaution dressed up.
+        let guard = tables::CLASSES
+            .iter()
+            .find(|(name, _)| *name == "GUARD")
+            .map_or("", |(_, words)| words);
         if names::ident_words(t.tool)
             .iter()
-            .any(|w| tables::DESTROYER.contains(w))
+            .any(|w| tables::DESTROYER.contains(w) || guard.split_whitespace().any(|g| g == w))
         {
             signals.drop_hits(Signal::PrecautionDestroys, |_| false);
         }
