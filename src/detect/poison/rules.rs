@@ -129,9 +129,9 @@ struct Pattern {
     unless: bool,
     not_after: Option<WordSet>,
     steps: Vec<Step>,
-    /// Sequences that must each match somewhere in the same clause, before
-    /// or after the match (`A ..3 B && C`): roles of one sentence whose
-    /// order varies with its wording.
+    /// Sequences that must each match somewhere in the same sentence
+    /// (clauses joined by `;`), before or after the match (`A ..3 B && C`):
+    /// roles of one sentence whose order varies with its wording.
     with: Vec<Vec<Step>>,
 }
 
@@ -405,7 +405,7 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
             let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause, name_end(t)) else {
                 continue;
             };
-            if !pat.with.iter().all(|w| in_clause(w, toks, i)) {
+            if !pat.with.iter().all(|w| in_sentence(w, toks, i)) {
                 continue;
             }
             {
@@ -437,19 +437,21 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
     }
 }
 
-/// Whether `steps` match from some token of the clause of token `at`.
-fn in_clause(steps: &[Step], toks: &[Tok], at: usize) -> bool {
-    let clause = toks[at].clause;
+/// Whether `steps` match from some token of the sentence of token `at`
+/// (its clause, and those `;` joins to it), each match within a clause.
+fn in_sentence(steps: &[Step], toks: &[Tok], at: usize) -> bool {
+    let sentence = toks[at].sentence;
     let first = (0..at)
         .rev()
-        .take_while(|&j| toks[j].clause == clause)
+        .take_while(|&j| toks[j].sentence == sentence)
         .last()
         .unwrap_or(at);
     (first..toks.len())
-        .take_while(|&j| toks[j].clause == clause)
+        .take_while(|&j| toks[j].sentence == sentence)
         .any(|j| {
             steps[0].matches(&toks[j])
-                && match_steps(&steps[1..], toks, j + 1, clause, name_end(&toks[j])).is_some()
+                && match_steps(&steps[1..], toks, j + 1, toks[j].clause, name_end(&toks[j]))
+                    .is_some()
         })
 }
 

@@ -17,6 +17,9 @@ pub(super) struct Tok {
     pub(super) id: u16,
     pub(super) flags: u32,
     pub(super) clause: u32,
+    /// Clauses joined by `;` are one sentence: the roles of a rule
+    /// (`&&`) may sit in either.
+    pub(super) sentence: u32,
 }
 
 // Token flags.
@@ -359,12 +362,17 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
     let b = c.as_bytes();
     let mut toks = Vec::with_capacity(c.len() / 5 + 1);
     let mut clause = 0u32;
+    let mut sentence = 0u32;
     let mut sp = 0;
     let mut i = 0;
     let mut word: Option<usize> = None;
     let mut prev_lower = false;
     let mut low = String::new();
-    let flush = |s: usize, e: usize, clause: u32, toks: &mut Vec<Tok>, low: &mut String| {
+    let flush = |s: usize,
+                 e: usize,
+                 (clause, sentence): (u32, u32),
+                 toks: &mut Vec<Tok>,
+                 low: &mut String| {
         low.clear();
         let w = &c[s..e];
         let key = if w.is_ascii() {
@@ -428,12 +436,13 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
             id,
             flags,
             clause,
+            sentence,
         });
     };
     while i < c.len() {
         if sp < specials.len() && i >= specials[sp].0 {
             if let Some(s) = word.take() {
-                flush(s, i, clause, &mut toks, &mut low);
+                flush(s, i, (clause, sentence), &mut toks, &mut low);
             }
             let (s, e, f) = specials[sp];
             toks.push(Tok {
@@ -442,6 +451,7 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
                 id: NO_WORD,
                 flags: f,
                 clause,
+                sentence,
             });
             i = e;
             sp += 1;
@@ -453,7 +463,7 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
             let x = b[i];
             match word {
                 Some(s) if x.is_ascii_uppercase() && prev_lower => {
-                    flush(s, i, clause, &mut toks, &mut low);
+                    flush(s, i, (clause, sentence), &mut toks, &mut low);
                     word = Some(i);
                 }
                 Some(_) => {}
@@ -472,7 +482,7 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
         if ch.is_alphanumeric() {
             if let Some(s) = word {
                 if ch.is_uppercase() && prev_lower {
-                    flush(s, i, clause, &mut toks, &mut low);
+                    flush(s, i, (clause, sentence), &mut toks, &mut low);
                     word = Some(i);
                 }
             } else {
@@ -497,13 +507,13 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
             }
             // An elision (`l'`, `n'`): the apostrophe ends the word.
             let s = word.take().expect("checked above");
-            flush(s, i + n, clause, &mut toks, &mut low);
+            flush(s, i + n, (clause, sentence), &mut toks, &mut low);
             prev_lower = false;
             i += n;
             continue;
         }
         if let Some(s) = word.take() {
-            flush(s, i, clause, &mut toks, &mut low);
+            flush(s, i, (clause, sentence), &mut toks, &mut low);
         }
         prev_lower = false;
         match ch {
@@ -511,14 +521,21 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
                 if c[i + n..].chars().next().is_none_or(char::is_whitespace) || !ch.is_ascii() =>
             {
                 clause += 1;
+                if !matches!(ch, ';' | '；') {
+                    sentence += 1;
+                }
             }
             '\n' => {
                 let rest = c[i + 1..].trim_start_matches([' ', '\t', '\r']);
                 let mut r = rest.chars();
                 match r.next() {
-                    Some('\n' | '-' | '*' | '•') => clause += 1,
+                    Some('\n' | '-' | '*' | '•') => {
+                        clause += 1;
+                        sentence += 1;
+                    }
                     Some(d) if d.is_ascii_digit() && matches!(r.next(), Some('.' | ')')) => {
-                        clause += 1
+                        clause += 1;
+                        sentence += 1;
                     }
                     _ => {}
                 }
@@ -528,13 +545,14 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
                 .starts_with('\n') =>
             {
                 clause += 1;
+                sentence += 1;
             }
             _ => {}
         }
         i += n;
     }
     if let Some(s) = word {
-        flush(s, c.len(), clause, &mut toks, &mut low);
+        flush(s, c.len(), (clause, sentence), &mut toks, &mut low);
     }
     toks
 }
