@@ -587,11 +587,23 @@ mod tests {
         let allowed = dir.join("allowed");
         std::fs::write(&allowed, "a@x ssh-ed25519 AAAA\n").unwrap();
         let hang = dir.join("hang");
-        std::fs::write(&hang, "#!/bin/sh\nsleep 30\n").unwrap();
+        std::fs::write(&hang, "#!/bin/sh\n[ \"$1\" = probe ] && exit 0\nsleep 30\n").unwrap();
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&hang, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        // Another test's thread may fork while the script is still open for
+        // writing here; its child holds the write descriptor until it execs,
+        // and running the script fails with ETXTBSY until then. Wait until
+        // the script runs.
+        for _ in 0..100 {
+            match std::process::Command::new(&hang).arg("probe").status() {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                _ => break,
+            }
         }
         let v = Verifier {
             allowed_signers: Some(allowed),
