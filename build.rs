@@ -238,9 +238,8 @@ fn check(rules: &Rules) -> Vec<String> {
     errors
 }
 
-/// What a pattern names that does not exist.
-/// A pattern is a sequence, then any number of `&& sequence` that must
-/// match in the same clause.
+/// What a pattern names that does not exist. A pattern is a sequence,
+/// then any number of `&& sequence` that must match in the same sentence.
 fn pattern_errors(pattern: &str, classes: &BTreeSet<&str>) -> Vec<String> {
     pattern
         .split(" && ")
@@ -248,6 +247,8 @@ fn pattern_errors(pattern: &str, classes: &BTreeSet<&str>) -> Vec<String> {
         .collect()
 }
 
+/// What one sequence of a pattern names that does not exist, and the
+/// refusals it puts where none can stand.
 fn sequence_errors(pattern: &str, classes: &BTreeSet<&str>) -> Vec<String> {
     let mut errors = Vec::new();
     let mut required = false;

@@ -196,11 +196,7 @@ fn last_word(text: &str) -> (&str, &str) {
 /// "use bulk_edit with method 'modify_custom_fields'" gives that
 /// parameter a value, and names no tool.
 fn after_action_key(c: &str, at: usize) -> bool {
-    let before = c[..at].trim_end_matches([' ', '`', '\'', '"', '\t', '=', ':']);
-    let word = before
-        .rsplit(|ch: char| !ch.is_ascii_alphabetic())
-        .next()
-        .unwrap_or("");
+    let (word, _) = last_word(c[..at].trim_end_matches([' ', '`', '\'', '"', '\t', '=', ':']));
     !word.is_empty() && ACTION_KEYS.contains(&word.to_ascii_lowercase())
 }
 

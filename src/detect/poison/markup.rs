@@ -47,14 +47,18 @@ pub(super) fn tags(c: &str, r: &mut Reading) {
             continue;
         }
         let name = &body[..name_len];
-        if ident_words(name)
-            .iter()
-            .any(|w| TAG_WORDS.contains(w) || FRAME_WORDS.contains(w))
-        {
+        if ident_words(name).iter().any(|w| frames(w)) {
             let end = i + 1 + (rest.len() - body.len()) + name_len + 1;
             r.hit(Signal::InstructionBlock, shown(&c[i..end]));
         }
     }
+}
+
+/// Whether a word of a tag's name or of a label frames what follows as
+/// orders to the model: a tag word, or a made-up frame's (`contract`,
+/// `prefs`, `model`).
+fn frames(w: &str) -> bool {
+    TAG_WORDS.contains(w) || FRAME_WORDS.contains(w)
 }
 
 /// Instruction blocks outside angle-bracket tags: `[[ADMIN]]`,
@@ -122,7 +126,7 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
         // `<!-- agent: ...`) holds orders for it.
         let addressed = body.trim_start().split_once(':').is_some_and(|(label, _)| {
             let label = label.trim().to_ascii_lowercase();
-            !label.contains(' ') && (TAG_WORDS.contains(&label) || FRAME_WORDS.contains(&label))
+            !label.contains(' ') && frames(&label)
         });
         if addressed
             || orders(body)

@@ -159,7 +159,8 @@ impl Detector for Poison {
         // A tool whose name says it reads a config file reads it: that is
         // its job, not an order (`doks-get-kubeconfig`, a tool that sets a
         // site's environment variables from `.env`).
-        let own = own_config_files(t.tool);
+        let name_words = names::ident_words(t.tool);
+        let own = own_config_files(&name_words);
         if !own.is_empty() {
             for signal in [Signal::ReadSecret, Signal::SensitivePath] {
                 signals.drop_hits(signal, |span| {
@@ -168,17 +169,7 @@ impl Detector for Poison {
                 });
             }
         }
-        // A tool whose name says it destroys documents its own deletion
-        // ("delete all policies first"), and one named for a guard (a
-        // firewall, MFA) documents turning it off: no precaution dressed up.
-        let guard = tables::CLASSES
-            .iter()
-            .find(|(name, _)| *name == "GUARD")
-            .map_or("", |(_, words)| words);
-        if names::ident_words(t.tool)
-            .iter()
-            .any(|w| tables::DESTROYER.contains(w) || guard.split_whitespace().any(|g| g == w))
-        {
+        if signals.has(Signal::PrecautionDestroys) && destroys_by_name(&name_words) {
             signals.drop_hits(Signal::PrecautionDestroys, |_| false);
         }
         annotations(tool, &fixed_urls, &mut signals);
@@ -317,7 +308,7 @@ fn read_all<'a>(
 /// the sensitive paths they stand for. Key files, wallets and cloud
 /// credentials are no tool's config: reading them stays suspect whatever
 /// the tool is called.
-fn own_config_files(tool: &str) -> Vec<&'static str> {
+fn own_config_files(words: &[String]) -> Vec<&'static str> {
     const FILES: [(&str, &str); 9] = [
         ("kubeconfig", "kubeconfig"),
         ("kubeconfig", ".kube/"),
@@ -329,12 +320,25 @@ fn own_config_files(tool: &str) -> Vec<&'static str> {
         ("npm", ".npmrc"),
         ("pypi", ".pypirc"),
     ];
-    let words = names::ident_words(tool);
     FILES
         .iter()
         .filter(|(w, _)| words.iter().any(|x| x == w))
         .map(|&(_, f)| f)
         .collect()
+}
+
+/// Whether a tool's name (its words) says it destroys, or names a guard
+/// (a firewall, MFA: the `GUARD` class of the rules file) it acts on: such
+/// a tool documents its own deletion ("delete all policies first") or
+/// turning the guard off, and no precaution is dressed up.
+fn destroys_by_name(words: &[String]) -> bool {
+    let guard = tables::CLASSES
+        .iter()
+        .find(|(name, _)| *name == "GUARD")
+        .map_or("", |(_, words)| words);
+    words
+        .iter()
+        .any(|w| tables::DESTROYER.contains(w) || guard.split_whitespace().any(|g| g == w))
 }
 
 /// Whether `path` is the description of a boolean property: it says what

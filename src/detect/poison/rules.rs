@@ -408,13 +408,11 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
             if !pat.with.iter().all(|w| in_sentence(w, toks, i)) {
                 continue;
             }
-            {
-                found.push((p, i, end.max(i + 1)));
-                if next_free.is_empty() {
-                    next_free.resize(lex.patterns.len(), 0);
-                }
-                next_free[p] = end.max(i + 1);
+            found.push((p, i, end.max(i + 1)));
+            if next_free.is_empty() {
+                next_free.resize(lex.patterns.len(), 0);
             }
+            next_free[p] = end.max(i + 1);
         }
     }
     let refused = |signal: Signal, from: usize, to: usize| {

@@ -157,6 +157,7 @@ impl SchemaWalk<'_> {
     /// data goes there unless the user says otherwise. The pointer is the
     /// one value's, or, for a list, the list's (the first value's when
     /// the list holds one, as `fixed-destination` has it).
+    ///
     /// A value whose URL path says it takes data in (`/upload`,
     /// `/ingest`) receives data whatever its parameter is called. A
     /// `default` list is every value used at once: one remote address in

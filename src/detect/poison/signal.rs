@@ -116,6 +116,13 @@ impl SignalsByPointer {
         }
     }
 
+    /// Whether `signal` fired at any pointer.
+    pub(super) fn has(&self, signal: Signal) -> bool {
+        self.entries
+            .values()
+            .any(|e| e.hits.iter().any(|h| h.signal == signal))
+    }
+
     pub(super) fn add(&mut self, pointer: &str, signal: Signal, span: String) {
         self.entry(pointer).hits.push(Hit { signal, span });
     }
