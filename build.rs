@@ -289,6 +289,125 @@ fn sequence_errors(pattern: &str, classes: &BTreeSet<&str>) -> Vec<String> {
     errors
 }
 
+/// A class's words with each `~word` written out in its inflections.
+fn expand_words(words: &str) -> String {
+    words
+        .split_whitespace()
+        .flat_map(|w| match w.strip_prefix('~') {
+            Some(base) => inflections(base),
+            None => vec![w.to_string()],
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A pattern with each alternative `'~word` written out as the
+/// alternatives of its inflections (`'skip|'skips|'skipped|'skipping`).
+fn expand_pattern(pattern: &str) -> String {
+    pattern
+        .split(' ')
+        .map(|el| {
+            el.split('|')
+                .map(|alt| match alt.strip_prefix("'~") {
+                    Some(base) if !base.contains('&') => inflections(base)
+                        .iter()
+                        .map(|f| format!("'{f}"))
+                        .collect::<Vec<_>>()
+                        .join("|"),
+                    _ => alt.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Verbs whose past tense or participle no rule gives.
+const IRREGULAR: [(&str, &str); 30] = [
+    ("send", "sent"),
+    ("pay", "paid"),
+    ("sell", "sold"),
+    ("withdraw", "withdrew withdrawn"),
+    ("write", "wrote written"),
+    ("give", "gave given"),
+    ("take", "took taken"),
+    ("choose", "chose chosen"),
+    ("put", "put"),
+    ("set", "set"),
+    ("hide", "hid hidden"),
+    ("keep", "kept"),
+    ("leave", "left"),
+    ("tell", "told"),
+    ("forget", "forgot forgotten"),
+    ("get", "got gotten"),
+    ("make", "made"),
+    ("run", "ran"),
+    ("read", "read"),
+    ("shut", "shut"),
+    ("forbid", "forbade forbidden"),
+    ("override", "overrode overridden"),
+    ("overwrite", "overwrote overwritten"),
+    ("undo", "undid undone"),
+    ("mislead", "misled"),
+    ("hold", "held"),
+    ("lose", "lost"),
+    ("find", "found"),
+    ("bring", "brought"),
+    ("seek", "sought"),
+];
+
+/// The forms of an English verb or noun from its base (`~skip`: skip,
+/// skips, skipped, skipping), by the spelling rules: `-e` drops before
+/// `-ing`, `-y` after a consonant turns to `-ies`/`-ied`, a sibilant takes
+/// `-es`, and a final consonant after one vowel may double (both spellings
+/// are kept: a form no text writes matches nothing). Irregular pasts come
+/// from [`IRREGULAR`].
+fn inflections(base: &str) -> Vec<String> {
+    let b = base.as_bytes();
+    let vowel = |c: u8| b"aeiou".contains(&c);
+    let mut out = vec![base.to_string()];
+    let n = b.len();
+    let last = b.last().copied().unwrap_or(b'a');
+    if last == b'e' {
+        let stem = &base[..n - 1];
+        out.extend([format!("{base}s"), format!("{base}d"), format!("{stem}ing")]);
+        if base.ends_with("ee") {
+            out.push(format!("{base}ing"));
+        }
+    } else if last == b'y' && n >= 2 && !vowel(b[n - 2]) {
+        let stem = &base[..n - 1];
+        out.extend([
+            format!("{stem}ies"),
+            format!("{stem}ied"),
+            format!("{base}ing"),
+        ]);
+    } else {
+        let es = ["s", "x", "z", "ch", "sh"]
+            .iter()
+            .any(|e| base.ends_with(e));
+        out.extend([
+            format!("{base}{}", if es { "es" } else { "s" }),
+            format!("{base}ed"),
+            format!("{base}ing"),
+        ]);
+        let cvc = n >= 3
+            && !vowel(last)
+            && !b"wxy".contains(&last)
+            && vowel(b[n - 2])
+            && !vowel(b[n - 3]);
+        if cvc {
+            let l = last as char;
+            out.extend([format!("{base}{l}ed"), format!("{base}{l}ing")]);
+        }
+    }
+    if let Some((_, forms)) = IRREGULAR.iter().find(|(v, _)| *v == base) {
+        out.extend(forms.split(' ').map(str::to_string));
+    }
+    out.dedup();
+    out
+}
+
 /// `instruction-block` as `InstructionBlock`.
 fn variant(name: &str) -> String {
     name.split('-')
@@ -346,7 +465,7 @@ fn generate(rules: &Rules) -> String {
         let _ = writeln!(
             o,
             "    ({name:?}, {:?}),",
-            words.as_str().unwrap_or_default()
+            expand_words(words.as_str().unwrap_or_default())
         );
     }
     o.push_str("];\n\n");
@@ -373,6 +492,7 @@ fn generate(rules: &Rules) -> String {
         );
         for s in &rules.signal {
             for p in get(s) {
+                let p = expand_pattern(p);
                 let _ = writeln!(o, "    (Signal::{}, {p:?}),", variant(&s.name));
             }
         }
