@@ -3,7 +3,7 @@
 
 Usage: python3 eval/poison/check.py [DIR]   (DIR defaults to this file's folder)
 
-Checks every line of dev.jsonl, dev2.jsonl, dev3.jsonl and heldout.jsonl
+Checks every line of dev.jsonl, dev2.jsonl, dev3.jsonl, dev4.jsonl and heldout.jsonl
 against the format in
 README.md, then prints counts per set, label, shape, expect and placement of
 the poison. Exits 1 if any error was found.
@@ -16,7 +16,8 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
-SETS = {"dev": "dev.jsonl", "dev2": "dev2.jsonl", "dev3": "dev3.jsonl", "heldout": "heldout.jsonl"}
+SETS = {"dev": "dev.jsonl", "dev2": "dev2.jsonl", "dev3": "dev3.jsonl", "dev4": "dev4.jsonl",
+        "heldout": "heldout.jsonl"}
 
 POISON_SHAPES = [
     "arg-hijack", "priority-over-user", "prerequisite-call", "destructive-safety",
@@ -270,15 +271,24 @@ def main():
                     text = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
                 out.append((case["id"], text))
         return out
+    def compare(new_t, old_t, same=False):
+        for i, (hid, ht) in enumerate(new_t):
+            for did, dt in (old_t[i + 1:] if same else old_t):
+                if hid == did:
+                    continue
+                # A short value (`true`, a number) is no text of its own.
+                if ht == dt and len(ht) > 12:
+                    errors.append("%s repeats the poison text of %s" % (hid, did))
+                elif len(ht) > 40 and difflib.SequenceMatcher(None, ht, dt).ratio() > 0.8:
+                    warnings.append("%s is close to %s (ratio > 0.8)" % (hid, did))
     dev_t = poison_texts("dev") + poison_texts("dev2") + poison_texts("dev3")
+    dev4_t = poison_texts("dev4")
     held_t = poison_texts("heldout")
-    for hid, ht in held_t:
-        for did, dt in dev_t:
-            # A short value (`true`, a number) is no text of its own.
-            if ht == dt and len(ht) > 12:
-                errors.append("%s repeats the poison text of %s" % (hid, did))
-            elif len(ht) > 40 and difflib.SequenceMatcher(None, ht, dt).ratio() > 0.8:
-                warnings.append("%s is close to %s (ratio > 0.8)" % (hid, did))
+    compare(held_t, dev_t + dev4_t)
+    # dev4 was written later, by another writer: it shares no poison text
+    # with the earlier sets, nor two of its own cases with each other.
+    compare(dev4_t, dev_t)
+    compare(dev4_t, dev4_t, same=True)
     all_descs = {}
     for setname in SETS:
         for case, _ in cases[setname]:
