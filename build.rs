@@ -19,9 +19,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 /// Flags the tokenizer sets (`src/detect/poison/tokens.rs`).
-const FLAGS: [&str; 14] = [
+const FLAGS: [&str; 15] = [
     "URL", "EMAIL", "PHONE", "SENSPATH", "TOOLX", "PROPREF", "COLON", "COMMA", "CAPS", "SECRET",
-    "HOST", "ACCOUNT", "DIGITS", "QUOTED",
+    "HOST", "ACCOUNT", "DIGITS", "QUOTED", "POSS",
 ];
 
 /// Word lists the code reads by name.

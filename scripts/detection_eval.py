@@ -375,7 +375,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "git-kams"))
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
-    ap.add_argument("--sets", default="dev,dev2,dev3,heldout")
+    ap.add_argument("--sets", default="dev,dev2,dev3,dev4,heldout")
     ap.add_argument("--misses", default="", help="sets whose misses and false positives to list (never heldout)")
     ap.add_argument("--real-findings", action="store_true", help="list high findings on real tools")
     ap.add_argument("--markdown", action="store_true", help="print the Measured section of docs/detection.md")

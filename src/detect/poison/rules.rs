@@ -13,8 +13,8 @@ use super::reading::Reading;
 use super::signal::{shown, Signal};
 use super::tables::{CLASSES, PATTERNS, UNLESS};
 use super::tokens::{
-    Tok, ACCOUNT, CAPS, CODE, COLON, COMMA, DIGITS, EMAIL, HOST, PATHDIR, PHONE, PROPREF, QUOTED,
-    SECRET, SENSPATH, TOOLOWN, TOOLX, URL,
+    Tok, ACCOUNT, CAPS, CODE, COLON, COMMA, DIGITS, EMAIL, HOST, PATHDIR, PHONE, POSS, PROPREF,
+    QUOTED, SECRET, SENSPATH, TOOLOWN, TOOLX, URL,
 };
 
 fn flag(name: &str) -> u32 {
@@ -33,6 +33,7 @@ fn flag(name: &str) -> u32 {
         "ACCOUNT" => ACCOUNT,
         "DIGITS" => DIGITS,
         "QUOTED" => QUOTED,
+        "POSS" => POSS,
         other => panic!("poison pattern: unknown flag #{other}"),
     }
 }

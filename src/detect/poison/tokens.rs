@@ -51,6 +51,8 @@ pub(super) const PATHDIR: u32 = 1 << 16;
 /// A word with three digits or more: a number, an id, a code
 /// (`7731`, `SC-448120`'s `448120`, `bc1q7h3k0y...`): a value, no word.
 pub(super) const DIGITS: u32 = 1 << 17;
+/// A word in the possessive (`attorney's`): someone's, whoever they are.
+pub(super) const POSS: u32 = 1 << 18;
 
 /// [`COLON`] or [`COMMA`] when the byte at `at` is one: what follows a
 /// word (or a whole name) a pattern may ask for.
@@ -398,6 +400,9 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
         };
         let id = key.map_or(NO_WORD, |k| lex.ids.get(k).copied().unwrap_or(NO_WORD));
         let mut flags = 0;
+        if matches!(w.as_bytes(), [_, _, .., b'\'', b's' | b'S']) {
+            flags |= POSS;
+        }
         if w.chars().next().is_some_and(char::is_uppercase)
             && w.chars().filter(|c| c.is_alphabetic()).count() >= 2
             && w.chars().all(|c| !c.is_alphabetic() || c.is_uppercase())
