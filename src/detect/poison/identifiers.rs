@@ -115,7 +115,8 @@ pub(super) fn identifiers(
             continue;
         }
         if !plain && tool_shaped(chunk) {
-            let in_code = !after_call_verb(c, s2, lex)
+            let called = after_call_verb(c, s2, lex) || called_after(c, e);
+            let in_code = !called
                 && (code.iter().any(|&(a, z)| a <= s2 && s2 < z)
                     || (s2 > 0 && b[s2 - 1] == b'$')
                     || b.get(e) == Some(&b'(')
@@ -123,10 +124,13 @@ pub(super) fn identifiers(
             // Another server's tool of that name is one, wherever it is
             // written; otherwise a name is taken for a tool outside code
             // only when it says what it does.
-            let named_as_tool = !in_code
-                && !field_path(chunk)
-                && (says_what_it_does(chunk) || after_call_verb(c, s2, lex));
-            toks[k].flags |= name_flag(ask, chunk, named_as_tool);
+            let named_as_tool =
+                !in_code && !field_path(chunk) && (says_what_it_does(chunk) || called);
+            let flag = name_flag(ask, chunk, named_as_tool);
+            // `geo::resolve_owner`: the name starts at its namespace.
+            let k = namespace_token(c, s2, toks, k).unwrap_or(k);
+            toks[k].flags |= flag;
+            toks[k].end = toks[k].end.max(e);
             continue;
         }
         if constant(chunk, b, s2, e) {
@@ -144,6 +148,25 @@ pub(super) fn identifiers(
         // which costs a look at every server.
         let rest = c[e..].trim_start().as_bytes();
         let before_tool = rest.len() >= 4 && rest[..4].eq_ignore_ascii_case(b"tool");
+        if joined_name(chunk) && (after_call_verb(c, s2, lex) || called_after(c, e)) {
+            // `claims-prefetch`, `ops-preflight.register`: a name of
+            // words joined by `-` or `.`, which a verb calls.
+            toks[k].flags |= name_flag(ask, chunk, true);
+            continue;
+        }
+        if before_tool && !quoted {
+            if let Some(first) = title_name(c, s2, lex) {
+                // "run the Registrar Handshake tool": a tool named in
+                // words of capitals, which this server does not have.
+                let name = c[first..e].split_whitespace().collect::<Vec<_>>().join("_");
+                if !ask.own(&name) && !ask.own(chunk) {
+                    if let Some(t) = toks.iter_mut().find(|t| t.start == first) {
+                        t.flags |= TOOLX;
+                    }
+                    continue;
+                }
+            }
+        }
         if !(quoted || before_tool) || NOT_NAMES.contains(&chunk.to_lowercase()) {
             continue;
         }
@@ -165,7 +188,12 @@ pub(super) fn identifiers(
 /// is a verb that calls (`call`, `invoke`, `run`...), or a call named as a
 /// noun: "a call to `wallet_attest`", "calls of x".
 fn after_call_verb(c: &str, at: usize, lex: &Lexicon) -> bool {
-    let (word, before) = last_word(&c[..at]);
+    let mut text = &c[..at];
+    if let Some(ns) = text.strip_suffix("::") {
+        // `geo::resolve_owner`: the verb comes before the namespace.
+        text = ns.trim_end_matches(|ch: char| ch.is_ascii_alphanumeric() || ch == '_');
+    }
+    let (word, before) = last_word(text);
     let calls = |w: &str| {
         !w.is_empty()
             && lex
@@ -176,8 +204,103 @@ fn after_call_verb(c: &str, at: usize, lex: &Lexicon) -> bool {
     calls(word)
         || (matches!(word, "to" | "of") && {
             let (noun, _) = last_word(before);
-            matches!(noun, "call" | "calls")
+            ["call", "calls", "invocation", "execution"]
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(noun))
         })
+}
+
+/// The token of the namespace before byte `at` (`geo` of
+/// `geo::resolve_owner`), if a `::` joins one to what starts there.
+fn namespace_token(c: &str, at: usize, toks: &[Tok], before: usize) -> Option<usize> {
+    let ns = c[..at].strip_suffix("::")?;
+    let start = ns.len()
+        - ns.chars()
+            .rev()
+            .take_while(|ch| ch.is_ascii_alphanumeric() || *ch == '_')
+            .map(char::len_utf8)
+            .sum::<usize>();
+    (start < ns.len()).then_some(())?;
+    toks[..before].iter().rposition(|t| t.start == start)
+}
+
+/// Whether the words after byte `at` (past a call's arguments in
+/// parentheses) say that what comes before is called: "`x` must be
+/// invoked", "`x(...)` has been called", "`x` is run first".
+fn called_after(c: &str, at: usize) -> bool {
+    let mut rest = &c[at..];
+    if rest.starts_with('(') {
+        match rest.char_indices().take(300).find(|&(_, ch)| ch == ')') {
+            Some((i, _)) => rest = &rest[i + 1..],
+            None => return false,
+        }
+    }
+    let words: Vec<&str> = rest
+        .trim_start_matches(['`', '\'', '"'])
+        .split_whitespace()
+        .take(4)
+        .map(|w| w.trim_matches(|ch: char| !ch.is_ascii_alphabetic()))
+        .collect();
+    let be = |w: &str| matches!(w, "be" | "been" | "is" | "are" | "was" | "gets" | "get");
+    words.windows(2).any(|p| {
+        be(p[0])
+            && matches!(
+                p[1],
+                "called" | "invoked" | "executed" | "run" | "triggered" | "ran"
+            )
+    })
+}
+
+/// A name of two words or more joined by `-` or `.` that says what it
+/// does, as a tool's name does (`identity-verify`, `ops-preflight.register`:
+/// a word of `tool_verbs`); not a file name (`config.json`), nor words
+/// written with a hyphen (`server-side`, `repo-scoped`, `e-mail`).
+fn joined_name(chunk: &str) -> bool {
+    if !chunk.contains(['-', '.']) || chunk.bytes().any(|x| x.is_ascii_uppercase()) {
+        return false;
+    }
+    if let Some((_, ext)) = chunk.rsplit_once('.') {
+        if ext.len() <= 5 {
+            return false;
+        }
+    }
+    let parts: Vec<&str> = chunk.split(['-', '.']).collect();
+    parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| p.len() >= 3 && p.bytes().all(|x| x.is_ascii_lowercase()))
+        && !parts.iter().any(|p| NOT_NAMES.contains(p))
+        && parts.iter().any(|p| TOOL_VERBS.contains(p))
+}
+
+/// The start of a name written in capitalised words before "tool" (`the
+/// Vault Sync tool`), when it has two words or more, follows "the" or
+/// "a", and a verb that calls or "to" comes before that: the byte where
+/// its first word starts.
+fn title_name(c: &str, end_word: usize, lex: &Lexicon) -> Option<usize> {
+    let capital = |w: &str| {
+        let mut ch = w.chars();
+        ch.next().is_some_and(char::is_uppercase) && ch.all(char::is_lowercase)
+    };
+    let mut first = end_word;
+    let mut words = 1;
+    let mut before = &c[..end_word];
+    loop {
+        let (w, rest) = last_word(before);
+        if capital(w) && !rest.ends_with(['.', ':', '\n']) {
+            first = rest.len();
+            words += 1;
+            before = rest;
+        } else {
+            break;
+        }
+    }
+    let (det, rest) = last_word(before);
+    if words < 2 || !matches!(det, "the" | "a") {
+        return None;
+    }
+    let (verb, _) = last_word(rest);
+    (after_call_verb(c, rest.len(), lex) || verb == "to").then_some(first)
 }
 
 /// The last word of `text` (past spaces, quotes and backticks), and the
@@ -269,7 +392,8 @@ fn says_what_it_does(s: &str) -> bool {
         return false;
     }
     let verb = |i: usize| words.get(i).is_some_and(|w| TOOL_VERBS.contains(w));
-    verb(0) || verb(1)
+    // Of three words or more, the last too (`patron_context_upload`).
+    verb(0) || verb(1) || (words.len() >= 3 && verb(words.len() - 1))
 }
 
 /// A path into a value from a word that names no server
