@@ -401,8 +401,11 @@ fn inflections(base: &str) -> Vec<String> {
             out.extend([format!("{base}{l}ed"), format!("{base}{l}ing")]);
         }
     }
-    if let Some((_, forms)) = IRREGULAR.iter().find(|(v, _)| *v == base) {
-        out.extend(forms.split(' ').map(str::to_string));
+    // An irregular verb after a prefix (`rewrite`, `overwrite`): its forms,
+    // with the prefix.
+    if let Some((verb, forms)) = IRREGULAR.iter().find(|(v, _)| base.ends_with(v)) {
+        let prefix = &base[..base.len() - verb.len()];
+        out.extend(forms.split(' ').map(|f| format!("{prefix}{f}")));
     }
     out.dedup();
     out
