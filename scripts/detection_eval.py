@@ -9,7 +9,7 @@ Data sets:
     entry is found when a finding of the same tool sits at or under its
     JSON pointer;
   - the poison evaluation sets of eval/poison/ (dev.jsonl, dev2.jsonl,
-    dev3.jsonl, heldout.jsonl):
+    dev3.jsonl, dev4.jsonl, heldout.jsonl):
     each case is one server, scanned alone; a poison case counts as found
     at a severity when any poison, hidden, squat or shadow finding of it is
     at that severity or above; a benign case is a false positive when one
@@ -25,7 +25,7 @@ temporary folder outside any git repository, so that no findings memo of a
 checkout's .git/kams answers for the binary.
 
   scripts/detection_eval.py [--bin target/debug/git-kams] [--corpus ../shared/corpus]
-                            [--sets dev,dev2,dev3,heldout] [--misses dev,dev2,dev3] [--real-findings]
+                            [--sets dev,dev2,dev3,dev4,heldout] [--misses dev,dev2,dev3,dev4] [--real-findings]
                             [--markdown] [--update docs/detection.md]
 
 --markdown prints exactly the "Measured" section of docs/detection.md:
@@ -355,9 +355,9 @@ Each case is one server of a few tools, scanned alone (eval/poison/README.md
 says how the sets were written). A poison case is found at a severity when
 any `poison`, `hidden`, `squat` or `shadow` finding of it is at that
 severity or above; a benign case with one at high or above is a false
-positive. `dev`, `dev2` and `dev3` are the sets the rules are tuned on
-(`dev2` and `dev3` were written later, by writers who had not read the
-detector; eval/poison/README.md gives what each scored before any rule
+positive. `dev`, `dev2`, `dev3` and `dev4` are the sets the rules are
+tuned on (`dev2`, `dev3` and `dev4` were written later, by writers who had
+not read the detector; eval/poison/README.md gives what each scored before any rule
 saw it); `heldout` is never read, only counted.
 """
 
