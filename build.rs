@@ -19,9 +19,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 /// Flags the tokenizer sets (`src/detect/poison/tokens.rs`).
-const FLAGS: [&str; 15] = [
-    "URL", "EMAIL", "PHONE", "SENSPATH", "TOOLX", "PROPREF", "COLON", "COMMA", "CAPS", "SECRET",
-    "HOST", "ACCOUNT", "DIGITS", "QUOTED", "POSS",
+const FLAGS: [&str; 16] = [
+    "URL", "EMAIL", "PHONE", "SENSPATH", "TOOLX", "TOOLOWN", "PROPREF", "COLON", "COMMA", "CAPS",
+    "SECRET", "HOST", "ACCOUNT", "DIGITS", "QUOTED", "POSS",
 ];
 
 /// Word lists the code reads by name.
@@ -307,7 +307,11 @@ fn expand_pattern(pattern: &str) -> String {
     pattern
         .split(' ')
         .map(|el| {
-            el.split('|')
+            // `?` and `!` mark the element, not its first alternative.
+            let body = el.trim_start_matches(['?', '!']);
+            let marks = &el[..el.len() - body.len()];
+            let alts = body
+                .split('|')
                 .map(|alt| match alt.strip_prefix("'~") {
                     Some(base) if !base.contains('&') => inflections(base)
                         .iter()
@@ -317,7 +321,8 @@ fn expand_pattern(pattern: &str) -> String {
                     _ => alt.to_string(),
                 })
                 .collect::<Vec<_>>()
-                .join("|")
+                .join("|");
+            format!("{marks}{alts}")
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -7,7 +7,7 @@ use super::memo::Asker;
 use super::names::ident_words;
 use super::rules::Lexicon;
 use super::tables::{ACTION_KEYS, NOT_NAMES, SECRET_WORDS, TOOL_VERBS};
-use super::tokens::{punctuation, Tok, CODE, PROPREF, QUOTED, TOOLOWN, TOOLX};
+use super::tokens::{punctuation, Tok, CODE, COLON, PROPREF, QUOTED, TOOLOWN, TOOLX};
 
 /// What [`identifiers`] looks for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -96,7 +96,7 @@ pub(super) fn identifiers(
         // An identifier reads as one token in evidence, and is followed
         // by what follows its last word (`addNode,`, `createItem:`).
         toks[k].end = toks[k].end.max(e);
-        toks[k].flags |= punctuation(b, e);
+        toks[k].flags |= punctuation(b, e) | gloss(c, e);
         let quoted = s2 > 0 && matches!(b[s2 - 1], b'`' | b'\'' | b'"');
         if quoted {
             toks[k].flags |= QUOTED;
@@ -120,7 +120,8 @@ pub(super) fn identifiers(
                 && (code.iter().any(|&(a, z)| a <= s2 && s2 < z)
                     || (s2 > 0 && b[s2 - 1] == b'$')
                     || b.get(e) == Some(&b'(')
-                    || after_action_key(c, s2));
+                    || after_action_key(c, s2)
+                    || before_action_word(c, e));
             // Another server's tool of that name is one, wherever it is
             // written; otherwise a name is taken for a tool outside code
             // only when it says what it does.
@@ -152,6 +153,11 @@ pub(super) fn identifiers(
             // `claims-prefetch`, `ops-preflight.register`: a name of
             // words joined by `-` or `.`, which a verb calls.
             toks[k].flags |= name_flag(ask, chunk, true);
+            continue;
+        }
+        if chunk.contains('-') && ask.own(chunk) {
+            // `send-email`, this server's tool: a name, no verb "send".
+            toks[k].flags |= TOOLOWN;
             continue;
         }
         if before_tool && !quoted {
@@ -222,6 +228,27 @@ fn namespace_token(c: &str, at: usize, toks: &[Tok], before: usize) -> Option<us
             .sum::<usize>();
     (start < ns.len()).then_some(())?;
     toks[..before].iter().rposition(|t| t.start == start)
+}
+
+/// [`COLON`] when a dash follows a name, as a gloss follows what it
+/// defines ("`contact_update` — update contact fields"): the name is
+/// being described, not ordered about.
+fn gloss(c: &str, at: usize) -> u32 {
+    let rest = c[at..].trim_start_matches([' ', '`', '*']);
+    if rest.starts_with(['—', '–']) || rest.starts_with("- ") || rest.starts_with("-- ") {
+        COLON
+    } else {
+        0
+    }
+}
+
+/// Whether the word after byte `at` names what the name is a value of:
+/// "use `get_create_metadata` action in `jira_search`" names an action of
+/// a tool, not a tool.
+fn before_action_word(c: &str, at: usize) -> bool {
+    let rest = c[at..].trim_start_matches(['`', '\'', '"', ' ']);
+    let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
+    ACTION_KEYS.contains(&word.to_ascii_lowercase())
 }
 
 /// Whether the words after byte `at` (past a call's arguments in

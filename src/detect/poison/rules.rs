@@ -24,6 +24,7 @@ fn flag(name: &str) -> u32 {
         "PHONE" => PHONE,
         "SENSPATH" => SENSPATH,
         "TOOLX" => TOOLX,
+        "TOOLOWN" => TOOLOWN,
         "PROPREF" => PROPREF,
         "COLON" => COLON,
         "COMMA" => COMMA,
