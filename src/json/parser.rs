@@ -457,19 +457,22 @@ impl<'a> Parser<'a> {
 /// Eight bytes are looked at a time: most of a lock or an inventory is
 /// string text, and this is most of what reading it costs.
 pub(crate) fn plain_run_end(s: &[u8], mut i: usize) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
     // A byte of `w` is zero, or below `n` (at most 0x80): its high bit set
-    // in the result; exact about whether any byte is (bit tricks of
-    // "haszero" and "hasless").
+    // in the result; exact about whether any byte is, and about which is
+    // the first (bit tricks of "haszero" and "hasless": a borrow only
+    // runs from a flagged byte towards the later ones).
     let below = |w: u64, n: u8| w.wrapping_sub(ONES * u64::from(n)) & !w & HIGH;
     while let Some(chunk) = s.get(i..i + 8) {
-        let w = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
+        // Little-endian whatever the machine: the first byte is the
+        // lowest, so the lowest flag is the first byte that ends the run.
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
         let hit = below(w ^ (ONES * u64::from(b'"')), 1)
             | below(w ^ (ONES * u64::from(b'\\')), 1)
             | below(w, 0x20);
         if hit != 0 {
-            break;
+            return i + (hit.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
@@ -518,6 +521,21 @@ mod tests {
                                 "{s:?} from {from}"
                             );
                         }
+                    }
+                }
+            }
+        }
+        // Two bytes that end a run in one word: the first ends it (a
+        // borrow from it may flag the later one, never an earlier one).
+        for len in 2..20 {
+            for a in 0..len {
+                for z in a + 1..len {
+                    for (x, y) in [(b'"', 0x00), (0x1F, b'\\'), (0x00, b'"'), (b'\\', 0x01)] {
+                        let mut s = vec![0x80; len];
+                        s[a] = x;
+                        s[z] = y;
+                        assert_eq!(plain_run_end(&s, 0), slow(&s, 0), "{s:?}");
+                        assert_eq!(plain_run_end(&s, a + 1), slow(&s, a + 1), "{s:?}");
                     }
                 }
             }
