@@ -98,10 +98,37 @@ pub fn identifier_words(s: &str) -> Vec<String> {
     out
 }
 
+/// How many words [`identifier_words`] finds in `s`, without making them
+/// (poison asks it of every key that is no known vocabulary).
+pub fn identifier_word_count(s: &str) -> usize {
+    let (mut n, mut in_word, mut prev_lower) = (0, false, false);
+    for c in s.chars() {
+        if !c.is_alphanumeric() {
+            n += usize::from(in_word);
+            in_word = false;
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && in_word {
+            n += 1;
+        }
+        prev_lower = c.is_lowercase() || c.is_numeric();
+        in_word = true;
+    }
+    n + usize::from(in_word)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::json::parse;
+
+    proptest::proptest! {
+        #[test]
+        fn counts_the_words_identifier_words_makes(s in "[a-zA-Z0-9_ .\\-ÀÉßİǅΣσ\u{2160}\u{2170}\u{1F600}]{0,24}") {
+            proptest::prop_assert_eq!(identifier_word_count(&s), identifier_words(&s).len());
+        }
+    }
 
     #[test]
     fn splits_identifiers_into_words() {

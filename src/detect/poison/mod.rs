@@ -78,7 +78,7 @@ use crate::json::{push_pointer_token, Value};
 
 use annotations::annotations;
 
-use names::{ident_words, KnownNames};
+use names::KnownNames;
 use schema::SchemaWalk;
 use signal::{Hit, Signal, SignalsByPointer};
 use tables::known_key;
@@ -158,19 +158,24 @@ impl Detector for Poison {
         }
         // A tool whose name says it reads a config file reads it: that is
         // its job, not an order (`doks-get-kubeconfig`, a tool that sets a
-        // site's environment variables from `.env`).
-        let name_words = names::ident_words(t.tool);
-        let own = own_config_files(&name_words);
-        if !own.is_empty() {
-            for signal in [Signal::ReadSecret, Signal::SensitivePath] {
-                signals.drop_hits(signal, |span| {
-                    let low = span.to_ascii_lowercase();
-                    !own.iter().any(|f| low.contains(f))
-                });
+        // site's environment variables from `.env`). The name's words are
+        // made only when there is a hit they may drop (for few tools).
+        let reads = signals.has(Signal::ReadSecret) || signals.has(Signal::SensitivePath);
+        let destroys = signals.has(Signal::PrecautionDestroys);
+        if reads || destroys {
+            let name_words = names::ident_words(t.tool);
+            let own = own_config_files(&name_words);
+            if !own.is_empty() {
+                for signal in [Signal::ReadSecret, Signal::SensitivePath] {
+                    signals.drop_hits(signal, |span| {
+                        let low = span.to_ascii_lowercase();
+                        !own.iter().any(|f| low.contains(f))
+                    });
+                }
             }
-        }
-        if signals.has(Signal::PrecautionDestroys) && destroys_by_name(&name_words) {
-            signals.drop_hits(Signal::PrecautionDestroys, |_| false);
+            if destroys && destroys_by_name(&name_words) {
+                signals.drop_hits(Signal::PrecautionDestroys, |_| false);
+            }
         }
         annotations(tool, &fixed_urls, &mut signals);
         signals.emit(t.server, Some(t.tool), out);
@@ -388,7 +393,7 @@ fn key_is_prose(path: &[Seg<'_>], key: &str) -> bool {
     !known_key(key)
         && (key.contains(char::is_whitespace)
             || key.matches(['_', '-']).count() >= 2
-            || ident_words(key).len() >= 3)
+            || crate::detect::text::identifier_word_count(key) >= 3)
 }
 
 /// A value the model may copy verbatim into a call.
