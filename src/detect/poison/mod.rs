@@ -270,6 +270,11 @@ fn read_all<'a>(
             return;
         }
         let mut reading = readings.read(text, names);
+        // Most strings fire nothing: asked first, before the walk from the
+        // root that `flag_description` makes.
+        if reading.hits.is_empty() {
+            return;
+        }
         if role == Role::Value && flag_description(v, path) && !sets_the_flag(text) {
             reading
                 .hits
@@ -389,11 +394,13 @@ fn key_is_prose(path: &[Seg<'_>], key: &str) -> bool {
         return true;
     }
     // Other keys: prose, or a name of three words or more; not the
-    // vocabulary, nor `input_schema`-like keys of other formats.
-    !known_key(key)
-        && (key.contains(char::is_whitespace)
-            || key.matches(['_', '-']).count() >= 2
-            || crate::detect::text::identifier_word_count(key) >= 3)
+    // vocabulary, nor `input_schema`-like keys of other formats. The
+    // vocabulary is looked up last: most keys (`type`, `description`)
+    // are one word, which says no sooner.
+    (key.contains(char::is_whitespace)
+        || key.matches(['_', '-']).count() >= 2
+        || crate::detect::text::identifier_word_count(key) >= 3)
+        && !known_key(key)
 }
 
 /// A value the model may copy verbatim into a call.
