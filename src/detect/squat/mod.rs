@@ -372,7 +372,7 @@ fn near_miss(a: &str, b: &str, one: usize) -> Option<usize> {
     if la.abs_diff(lb) > 2 || la.max(lb) > MAX_NEAR_MISS_CHARS {
         return None;
     }
-    let d = distance(a, b);
+    let d = distance_within_two(a, b)?;
     let close = match d {
         1 => la.min(lb) >= one,
         2 => la.min(lb) >= 8,
@@ -508,32 +508,56 @@ fn plural(wa: &[String], wb: &[String]) -> bool {
     plural(x, y) || plural(y, x)
 }
 
-/// Optimal string alignment distance: insertions, deletions,
-/// substitutions and transpositions of neighbours each cost one.
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for i in 0..=a.len() {
-        d[i * w] = i;
+/// The optimal string alignment distance of `a` and `b` (insertions,
+/// deletions, substitutions and transpositions of neighbours each cost
+/// one) when it is at most two, else `None`; each at most
+/// [`MAX_NEAR_MISS_CHARS`] characters long. Only the cells within two of
+/// the diagonal are computed: a path through any other costs more than two
+/// (each step off the diagonal costs one; a transposition stays on it), so
+/// a value of two or less is exact, and no table is allocated. The pass on
+/// names asks this of every pair of names alike enough to compare.
+fn distance_within_two(a: &str, b: &str) -> Option<usize> {
+    // Any value above two: all are the same to a near miss.
+    const FAR: u8 = 3;
+    const N: usize = MAX_NEAR_MISS_CHARS;
+    let mut ca = ['\0'; N];
+    let mut cb = ['\0'; N];
+    let mut la = 0;
+    for c in a.chars().take(N) {
+        ca[la] = c;
+        la += 1;
     }
-    for (j, x) in d.iter_mut().enumerate().take(w) {
-        *x = j;
+    let mut lb = 0;
+    for c in b.chars().take(N) {
+        cb[lb] = c;
+        lb += 1;
     }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[(i - 1) * w + j] + 1)
-                .min(d[i * w + j - 1] + 1)
-                .min(d[(i - 1) * w + j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[(i - 2) * w + j - 2] + 1);
-            }
-            d[i * w + j] = v;
+    let (a, b) = (&ca[..la], &cb[..lb]);
+    // Rows i - 2, i - 1 and i of the table, FAR outside the band.
+    let mut before = [FAR; N + 1];
+    let mut prev = [FAR; N + 1];
+    let mut cur = [FAR; N + 1];
+    for (j, x) in prev.iter_mut().enumerate().take(lb.min(2) + 1) {
+        *x = j as u8;
+    }
+    for i in 1..=la {
+        cur[..=lb].fill(FAR);
+        if i <= 2 {
+            cur[0] = i as u8;
         }
+        for j in i.saturating_sub(2).max(1)..=(i + 2).min(lb) {
+            let cost = u8::from(a[i - 1] != b[j - 1]);
+            let mut v = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(before[j - 2] + 1);
+            }
+            cur[j] = v.min(FAR);
+        }
+        std::mem::swap(&mut before, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
     }
-    d[a.len() * w + b.len()]
+    let d = prev[lb];
+    (d < FAR).then_some(usize::from(d))
 }
 
 #[cfg(test)]
@@ -542,6 +566,51 @@ pub(super) mod tests {
     use crate::detect::testing::{inventory, pinned};
     use crate::inventory::Inventory;
     use crate::lock::Lock;
+
+    /// The whole table: what [`distance_within_two`] must agree with.
+    fn distance(a: &str, b: &str) -> usize {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        let w = b.len() + 1;
+        let mut d = vec![0usize; (a.len() + 1) * w];
+        for i in 0..=a.len() {
+            d[i * w] = i;
+        }
+        for (j, x) in d.iter_mut().enumerate().take(w) {
+            *x = j;
+        }
+        for i in 1..=a.len() {
+            for j in 1..=b.len() {
+                let cost = usize::from(a[i - 1] != b[j - 1]);
+                let mut v = (d[(i - 1) * w + j] + 1)
+                    .min(d[i * w + j - 1] + 1)
+                    .min(d[(i - 1) * w + j - 1] + cost);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    v = v.min(d[(i - 2) * w + j - 2] + 1);
+                }
+                d[i * w + j] = v;
+            }
+        }
+        d[a.len() * w + b.len()]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_band_agrees_with_the_whole_table(a in "[ab_é1]{0,12}", b in "[ab_é1]{0,12}") {
+            let d = distance(&a, &b);
+            proptest::prop_assert_eq!(distance_within_two(&a, &b), (d <= 2).then_some(d));
+        }
+    }
+
+    #[test]
+    fn the_band_reads_names_of_the_longest_length() {
+        let a = "a".repeat(MAX_NEAR_MISS_CHARS);
+        let mut b = a.clone();
+        b.replace_range(60..62, "bc");
+        assert_eq!(distance_within_two(&a, &a), Some(0));
+        assert_eq!(distance_within_two(&a, &b), Some(2));
+        assert_eq!(distance_within_two(&a, &a[..MAX_NEAR_MISS_CHARS - 3]), None);
+    }
 
     pub(super) fn squats(inv: &Inventory, lock: &Lock) -> Vec<(String, String, Severity, String)> {
         let cx = Context {
