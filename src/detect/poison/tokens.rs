@@ -245,8 +245,14 @@ fn hosts_and_accounts(c: &str, out: &mut Vec<(usize, usize, u32)>) {
             i += 1;
             continue;
         }
+        // The word, and where its first `.` is (most words have none:
+        // known here, not by a search of the word).
         let mut e = i;
+        let mut dot = usize::MAX;
         while e < b.len() && (b[e].is_ascii_alphanumeric() || matches!(b[e], b'.' | b'-' | b'_')) {
+            if b[e] == b'.' {
+                dot = dot.min(e);
+            }
             e += 1;
         }
         while e > i && matches!(b[e - 1], b'.' | b'-') {
@@ -257,9 +263,8 @@ fn hosts_and_accounts(c: &str, out: &mut Vec<(usize, usize, u32)>) {
             i = end;
             continue;
         }
-        let word = &c[i..e];
         let next = b.get(e).copied();
-        if word.contains('.') && !matches!(next, Some(b'/' | b'(' | b'@' | b'\\')) {
+        if dot < e && !matches!(next, Some(b'/' | b'(' | b'@' | b'\\')) {
             if let Some(end) = host(c, i, e) {
                 out.push((i, end, HOST));
                 i = end;

@@ -233,17 +233,20 @@ impl<'a> Reader<'a> {
         if !b.is_ascii() {
             return self.find(text).next().is_some();
         }
-        // ASCII word bytes as [`tokens`] has them: 1 for letters, digits,
-        // `_` and `-`, 2 for `.` and `/` (which also split a word).
+        // ASCII word bytes as [`tokens`] has them: WORD for letters,
+        // digits, `_` and `-`; `.` and `/` also SPLIT a word. A word's
+        // bytes are looked up once each, their classes gathered.
+        const WORD: u8 = 1;
+        const SPLIT: u8 = 2;
         const fn classes() -> [u8; 256] {
             let mut t = [0u8; 256];
             let mut i = 0;
             while i < 256 {
                 let c = i as u8;
                 t[i] = if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' {
-                    1
+                    WORD
                 } else if c == b'.' || c == b'/' {
-                    2
+                    WORD | SPLIT
                 } else {
                     0
                 };
@@ -261,11 +264,16 @@ impl<'a> Reader<'a> {
                 continue;
             }
             let mut start = i;
-            let mut split = false;
-            while i < b.len() && CLASS[usize::from(b[i])] != 0 {
-                split |= CLASS[usize::from(b[i])] == 2;
+            let mut seen = 0;
+            while let Some(&x) = b.get(i) {
+                let class = CLASS[usize::from(x)];
+                if class == 0 {
+                    break;
+                }
+                seen |= class;
                 i += 1;
             }
+            let split = seen & SPLIT != 0;
             let mut end = i;
             while start < end && edge(b[start]) {
                 start += 1;
