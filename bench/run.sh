@@ -14,6 +14,8 @@
 #   SKIP_BUILD  set to 1 to use the existing target/release/git-kams
 #   BENCH_RSS   set to "python" to read peak RSS with wait4() even when
 #               /usr/bin/time (GNU time) is installed
+#   BASE_BIN    another git-kams binary (an earlier build): its detectors'
+#               step is timed too, runs alternating with this build's
 #
 # For each size it generates a clean and a mutated inventory with
 # ../shared/bench/gen_inventory.py, pins the clean one into a lock, then
@@ -24,6 +26,9 @@
 #                                 inventory indexes of the warm-up run serve)
 #                                 and re-captured (only what a scan of the
 #                                 clean inventory left: its first scan)
+#   git-kams -v scan              cold, the step "running the detectors"
+#                                 as the scan reports it, and its share of
+#                                 that scan's wall time (of BASE_BIN too)
 #   git-kams status               on the mutated inventory, cold and warm
 #   git-kams pin                  of the whole clean inventory into a new lock
 #   sha256sum INVENTORY           (the baseline the issue names)
@@ -153,6 +158,49 @@ bench() {
         "$label" "$MED" "$MIN" "$MAX" "$CPU" "$(awk -v k="$RSS" 'BEGIN{print k/1024}')" >&2
 }
 
+# detector_steps SIZE BIN...: RUNS cold `-v` scans of each BIN, alternating,
+# after one untimed each; for each BIN a row of STEP_ROWS: the median of
+# the step "running the detectors" as the scan reports it, its min and
+# max, the median wall time of those scans and the step's share of it.
+median() { grep . | sort -n | awk '{a[NR]=$1} END{ if (NR%2) printf "%.3f", a[(NR+1)/2]; else printf "%.3f", (a[NR/2]+a[NR/2+1])/2 }'; }
+detector_steps() {
+    local size="$1"; shift
+    local i bin rc t0 t1 k log="$SCRATCH/steps.log"
+    local -A steps=() walls=()
+    for ((i = 0; i <= RUNS; i++)); do          # run 0 is the warm-up
+        for bin in "$@"; do
+            rc=0
+            t0=$(now_us)
+            "${COLD[@]}" "$bin" -v --lock "$lock" --inventory "$mutated" scan --format json \
+                >/dev/null 2>"$log" || rc=$?
+            t1=$(now_us)
+            if [[ "$rc" != 1 ]]; then
+                cat "$log" >&2
+                die "detectors' step: exit status $rc, expected 1: $bin"
+            fi
+            k=$(sed -n 's/.*running the detectors took \([0-9.]*\) s.*/\1/p' "$log")
+            [[ -n "$k" ]] || die "detectors' step: no 'running the detectors took' line from $bin -v"
+            if ((i > 0)); then
+                steps[$bin]+="$k"$'\n'
+                walls[$bin]+="$(awk -v u=$((t1 - t0)) 'BEGIN{printf "%.4f", u/1e6}')"$'\n'
+            fi
+        done
+    done
+    local s_med s_min s_max w_med share name
+    for bin in "$@"; do
+        s_med=$(median <<<"${steps[$bin]}")
+        s_min=$(grep . <<<"${steps[$bin]}" | sort -n | head -n 1)
+        s_max=$(grep . <<<"${steps[$bin]}" | sort -n | tail -n 1)
+        w_med=$(median <<<"${walls[$bin]}")
+        share=$(awk -v a="$s_med" -v b="$w_med" 'BEGIN{printf "%.0f", 100*a/b}')
+        printf '  %-34s median %8.3f s  (min %.3f, max %.3f)  %s %% of a cold -v scan (%.3f s)\n' \
+            "detectors' step, $(basename "$bin")" "$s_med" "$s_min" "$s_max" "$share" "$w_med" >&2
+        name="this build ($REV$DIRTY)"
+        [[ "$bin" == "$BIN" ]] || name="\`BASE_BIN\` ($bin)"
+        STEP_ROWS+=("| $size | $name | $s_med | $s_min–$s_max | $w_med | $share % |")
+    done
+}
+
 mib() { awk -v b="$(stat -c %s "$1")" 'BEGIN{printf "%.1f", b/1048576}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.1f", a/b; else print "n/a" }'; }
 kib2mib() { awk -v k="$1" 'BEGIN{printf "%.1f", k/1024}'; }
@@ -168,6 +216,7 @@ echo "# machine: $(nproc) CPUs, $CPU_MODEL, sha_ni: $SHA_NI; load average $LOAD_
 
 # ------------------------------------------------------------------ run
 ROWS=()
+STEP_ROWS=()
 SIZE_ROWS=()
 VERDICT=()
 for size in $SIZES; do
@@ -227,6 +276,10 @@ for size in $SIZES; do
     recap_med=$MED recap_rss=$RSS
     ROWS+=("| $size | \`git-kams scan --format json\` (exit 1), re-captured: first scan of the mutated inventory after one of the clean one | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$mutated") + lock | $(ratio "$MED" "$sha_med") |")
 
+    # The detectors' step of a cold scan (issue 26 asks for at most 0.15 s
+    # at 2000x50), this build's and BASE_BIN's alternately.
+    detector_steps "$size" "$BIN" ${BASE_BIN:+"$BASE_BIN"}
+
     bench "git-kams status, cold (no index)" 0 "" \
         "${COLD[@]}" "$BIN" --lock "$lock" --inventory "$mutated" status
     ROWS+=("| $size | \`git-kams status\`, cold: no index | $MED | $MIN–$MAX | $CPU | $(kib2mib "$RSS") | $(mib "$mutated") + lock | $(ratio "$MED" "$sha_med") |")
@@ -273,6 +326,16 @@ cat <<EOF
 |---|---|---:|---:|---:|---:|---:|---:|
 EOF
 printf '%s\n' "${ROWS[@]}"
+cat <<EOF
+
+The step "running the detectors" of a cold scan as \`git-kams -v\` reports
+it, and its share of the wall time of the same scans (median of $RUNS
+runs after one warm-up; with BASE_BIN the binaries alternate):
+
+| size | binary | detectors' step, median s | min–max s | cold \`-v\` scan, median wall s | share |
+|---|---|---:|---:|---:|---:|
+EOF
+printf '%s\n' "${STEP_ROWS[@]}"
 cat <<EOF
 
 | size | target (issue #2, stated for 2000x50) | measured | |
