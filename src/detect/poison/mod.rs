@@ -394,13 +394,40 @@ fn key_is_prose(path: &[Seg<'_>], key: &str) -> bool {
         return true;
     }
     // Other keys: prose, or a name of three words or more; not the
-    // vocabulary, nor `input_schema`-like keys of other formats. The
-    // vocabulary is looked up last: most keys (`type`, `description`)
-    // are one word, which says no sooner.
-    (key.contains(char::is_whitespace)
-        || key.matches(['_', '-']).count() >= 2
-        || crate::detect::text::identifier_word_count(key) >= 3)
-        && !known_key(key)
+    // vocabulary, nor `input_schema`-like keys of other formats. Most keys
+    // are vocabulary (`type`, `description`): its look-up costs less than
+    // reading a key's shape, so it comes first.
+    !known_key(key) && prose_shaped(key)
+}
+
+/// Whether a key holds whitespace, two `_` or `-` or more, or three words
+/// or more ([`crate::detect::text::identifier_word_count`]): the shape of
+/// prose or of a long name. An ASCII key is read once, byte by byte.
+fn prose_shaped(key: &str) -> bool {
+    if !key.is_ascii() {
+        return key.contains(char::is_whitespace)
+            || key.matches(['_', '-']).count() >= 2
+            || crate::detect::text::identifier_word_count(key) >= 3;
+    }
+    let (mut separators, mut words, mut in_word, mut prev_lower) = (0, 0, false, false);
+    for &b in key.as_bytes() {
+        // `char::is_whitespace` of ASCII (with the vertical tab, which
+        // `u8::is_ascii_whitespace` leaves out).
+        if matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r') {
+            return true;
+        }
+        if b.is_ascii_alphanumeric() {
+            words += usize::from(b.is_ascii_uppercase() && prev_lower && in_word);
+            prev_lower = b.is_ascii_lowercase() || b.is_ascii_digit();
+            in_word = true;
+        } else {
+            separators += usize::from(matches!(b, b'_' | b'-'));
+            words += usize::from(in_word);
+            in_word = false;
+            prev_lower = false;
+        }
+    }
+    separators >= 2 || words + usize::from(in_word) >= 3
 }
 
 /// A value the model may copy verbatim into a call.
@@ -503,6 +530,18 @@ mod tests {
     fn quiet(d: &str) {
         let fs = describe(d);
         assert!(fs.is_empty(), "{d:?} should be quiet: {fs:#?}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_key_is_prose_shaped_as_the_three_tests_say(
+            key in "[a-zA-Z0-9_\\- .\t\n\u{0B}\u{0C}\r\u{85}\u{A0}Éé]{0,16}",
+        ) {
+            let slow = key.contains(char::is_whitespace)
+                || key.matches(['_', '-']).count() >= 2
+                || crate::detect::text::identifier_word_count(&key) >= 3;
+            proptest::prop_assert_eq!(prose_shaped(&key), slow);
+        }
     }
 
     #[test]
