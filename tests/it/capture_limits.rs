@@ -8,6 +8,7 @@
 //! The bounds on time are ten times what a working limit needs, not
 //! benchmarks: they only tell a limit that holds from one that is ignored.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -261,7 +262,25 @@ fn ended_by(signal: &str, number: i32) {
             ("two", fake("hang", Some(&pidfiles[1]))),
         ],
     );
-    let child = start(dir, &["capture", "--yes", "--timeout", "60"]);
+    // As a shell runs it in the foreground: a test run started in the
+    // background (`cargo test &`, where SIGINT is ignored and the ignoring
+    // is inherited) must not make git-kams ignore the signal under test,
+    // which it rightly keeps ignored as `nohup` asks.
+    let mut cmd = hermetic_command(env!("CARGO_BIN_EXE_git-kams"), dir);
+    cmd.args(["capture", "--yes", "--timeout", "60"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: signal(2) is async-signal-safe, which is all pre_exec allows.
+    unsafe {
+        cmd.pre_exec(|| {
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap();
     let pids: Vec<u32> = pidfiles
         .iter()
         .map(|p| wait_for(p).trim().parse::<u32>().unwrap())
