@@ -379,6 +379,25 @@ fn a_10_mb_description_is_scanned_and_a_smaller_cap_names_itself() {
     );
 }
 
+/// A run of letters and digits that camelCase humps split into many words
+/// (`aB3aB3...`, the shape of an encoded blob) is one value: it was read
+/// again from end to end for each of its words, a megabyte for minutes.
+/// The bound is ten times a working scan's on a slow debug build.
+#[test]
+fn a_megabyte_of_humped_letters_and_digits_is_scanned_in_linear_time() {
+    let sb = Sandbox::new();
+    let description = "aB3".repeat(350_000);
+    sb.write("humps.json", capture(&[tool("a", &description)]));
+    let start = std::time::Instant::now();
+    let out = sb.run(
+        &["--inventory", "humps.json", "--format", "json"],
+        &["scan"],
+    );
+    let took = start.elapsed();
+    assert!(out.status.code().is_some(), "{}", text(&out.stderr));
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+}
+
 /// Distinct names of 12 letters, far apart (a generated family such as
 /// `t000001` ... is a test of the squatting detector, not of size).
 fn names(n: usize) -> Vec<String> {

@@ -375,11 +375,15 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
     let mut word: Option<usize> = None;
     let mut prev_lower = false;
     let mut low = String::new();
-    let flush = |s: usize,
-                 e: usize,
-                 (clause, sentence): (u32, u32),
-                 toks: &mut Vec<Tok>,
-                 low: &mut String| {
+    // The last run of letters and digits read for DIGITS, and whether it
+    // has three digits: the humps of one run (`TQ7fXo2kYb...`) are many
+    // tokens, and the run is counted once for all of them, not once each.
+    let mut run = (0usize, 0usize, false);
+    let mut flush = |s: usize,
+                     e: usize,
+                     (clause, sentence): (u32, u32),
+                     toks: &mut Vec<Tok>,
+                     low: &mut String| {
         low.clear();
         let w = &c[s..e];
         let key = if w.is_ascii() {
@@ -427,15 +431,22 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
         if w.bytes().any(|x| x.is_ascii_digit()) {
             // The whole run of letters and digits, which humps split
             // (`TQ7fXo2kYb...`): an address or a code is one value.
-            let mut rs = s;
-            while rs > 0 && b[rs - 1].is_ascii_alphanumeric() {
-                rs -= 1;
+            if !(run.0 <= s && s < run.1) {
+                let mut rs = s;
+                while rs > 0 && b[rs - 1].is_ascii_alphanumeric() {
+                    rs -= 1;
+                }
+                let mut re = e;
+                while re < b.len() && b[re].is_ascii_alphanumeric() {
+                    re += 1;
+                }
+                run = (
+                    rs,
+                    re,
+                    b[rs..re].iter().filter(|x| x.is_ascii_digit()).count() >= 3,
+                );
             }
-            let mut re = e;
-            while re < b.len() && b[re].is_ascii_alphanumeric() {
-                re += 1;
-            }
-            if b[rs..re].iter().filter(|x| x.is_ascii_digit()).count() >= 3 {
+            if run.2 {
                 flags |= DIGITS;
             }
         }
