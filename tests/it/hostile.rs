@@ -398,6 +398,25 @@ fn a_megabyte_of_humped_letters_and_digits_is_scanned_in_linear_time() {
     assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
 }
 
+/// One sentence of a megabyte (clauses joined by `;`) full of matches:
+/// each match once looked at every other match, and at the whole sentence
+/// for the roles of its `&&` patterns; a tool named in capitals was looked
+/// for from the first token. The bound is ten times a debug build's scan.
+#[test]
+fn a_megabyte_sentence_of_orders_is_scanned_in_linear_time() {
+    let sb = Sandbox::new();
+    let description = "Then run the Vault Sync tool and call geo::resolve_owner; ".repeat(18_000);
+    sb.write("orders.json", capture(&[tool("a", &description)]));
+    let start = std::time::Instant::now();
+    let out = sb.run(
+        &["--inventory", "orders.json", "--format", "json"],
+        &["scan"],
+    );
+    let took = start.elapsed();
+    assert!(out.status.code().is_some(), "{}", text(&out.stderr));
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+}
+
 /// Distinct names of 12 letters, far apart (a generated family such as
 /// `t000001` ... is a test of the squatting detector, not of size).
 fn names(n: usize) -> Vec<String> {

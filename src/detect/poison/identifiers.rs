@@ -166,7 +166,13 @@ pub(super) fn identifiers(
                 // words of capitals, which this server does not have.
                 let name = c[first..e].split_whitespace().collect::<Vec<_>>().join("_");
                 if !ask.own(&name) && !ask.own(chunk) {
-                    if let Some(t) = toks.iter_mut().find(|t| t.start == first) {
+                    // Its first word is among the few tokens before this one.
+                    if let Some(t) = toks[..k]
+                        .iter_mut()
+                        .rev()
+                        .take_while(|t| t.start >= first)
+                        .find(|t| t.start == first)
+                    {
                         t.flags |= TOOLX;
                     }
                     continue;

@@ -371,6 +371,8 @@ fn steps_of(
 
 pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
     let mut next_free: Vec<usize> = Vec::new();
+    // Whether a pattern's `&&` roles are in a sentence, by (pattern, sentence).
+    let mut roles: HashMap<(usize, u32), bool> = HashMap::new();
     // Every match, as (pattern, first token, token after the last).
     let mut found: Vec<(usize, usize, usize)> = Vec::new();
     // The end of the last name met: the words inside it start nothing
@@ -407,7 +409,13 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
             let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause, name_end(t)) else {
                 continue;
             };
-            if !pat.with.iter().all(|w| in_sentence(w, toks, i)) {
+            // Whether the other roles are in the sentence depends on the
+            // sentence, not on where in it this match is: asked once.
+            if !pat.with.is_empty()
+                && !*roles
+                    .entry((p, t.sentence))
+                    .or_insert_with(|| pat.with.iter().all(|w| in_sentence(w, toks, i)))
+            {
                 continue;
             }
             found.push((p, i, end.max(i + 1)));
@@ -417,11 +425,29 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
             next_free[p] = end.max(i + 1);
         }
     }
+    // The `unless` matches by signal, then first token, each with the
+    // furthest end among those of its signal up to it: a match is refused
+    // when one of them overlaps it, which a binary search tells (a scan of
+    // every match for every match cost the square of a long text's
+    // matches).
+    let mut unless: Vec<(Signal, usize, usize)> = found
+        .iter()
+        .filter(|&&(q, _, _)| lex.patterns[q].unless)
+        .map(|&(q, a, z)| (lex.patterns[q].signal, a, z))
+        .collect();
+    unless.sort_unstable();
+    let mut reach: Vec<usize> = Vec::with_capacity(unless.len());
+    for (i, &(signal, _, z)) in unless.iter().enumerate() {
+        let before = if i > 0 && unless[i - 1].0 == signal {
+            reach[i - 1]
+        } else {
+            0
+        };
+        reach.push(before.max(z));
+    }
     let refused = |signal: Signal, from: usize, to: usize| {
-        found.iter().any(|&(q, a, z)| {
-            let u = &lex.patterns[q];
-            u.unless && u.signal == signal && a < to && from < z
-        })
+        let after = unless.partition_point(|&(s, a, _)| (s, a) < (signal, to));
+        after > 0 && unless[after - 1].0 == signal && reach[after - 1] > from
     };
     for &(p, from, to) in &found {
         let pat = &lex.patterns[p];
