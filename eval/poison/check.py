@@ -3,10 +3,9 @@
 
 Usage: python3 eval/poison/check.py [DIR]   (DIR defaults to this file's folder)
 
-Checks every line of dev.jsonl, dev2.jsonl, dev3.jsonl, dev4.jsonl and heldout.jsonl
-against the format in
-README.md, then prints counts per set, label, shape, expect and placement of
-the poison. Exits 1 if any error was found.
+Checks every line of dev.jsonl, dev2.jsonl, dev3.jsonl, dev4.jsonl, dev5.jsonl
+and heldout.jsonl against the format in README.md, then prints counts per set,
+label, shape, expect and placement of the poison. Exits 1 if any error was found.
 """
 import difflib
 import json
@@ -17,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 SETS = {"dev": "dev.jsonl", "dev2": "dev2.jsonl", "dev3": "dev3.jsonl", "dev4": "dev4.jsonl",
-        "heldout": "heldout.jsonl"}
+        "dev5": "dev5.jsonl", "heldout": "heldout.jsonl"}
 
 POISON_SHAPES = [
     "arg-hijack", "priority-over-user", "prerequisite-call", "destructive-safety",
@@ -283,12 +282,17 @@ def main():
                     warnings.append("%s is close to %s (ratio > 0.8)" % (hid, did))
     dev_t = poison_texts("dev") + poison_texts("dev2") + poison_texts("dev3")
     dev4_t = poison_texts("dev4")
+    dev5_t = poison_texts("dev5")
     held_t = poison_texts("heldout")
-    compare(held_t, dev_t + dev4_t)
+    compare(held_t, dev_t + dev4_t + dev5_t)
     # dev4 was written later, by another writer: it shares no poison text
     # with the earlier sets, nor two of its own cases with each other.
     compare(dev4_t, dev_t)
     compare(dev4_t, dev4_t, same=True)
+    # dev5 likewise, by a later writer: no poison text shared with any
+    # earlier development set, nor between two dev5 cases.
+    compare(dev5_t, dev_t + dev4_t)
+    compare(dev5_t, dev5_t, same=True)
     all_descs = {}
     for setname in SETS:
         for case, _ in cases[setname]:
