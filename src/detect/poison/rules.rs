@@ -406,7 +406,8 @@ pub(super) fn run_patterns(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading
                     continue;
                 }
             }
-            let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause, name_end(t)) else {
+            let Some(end) = match_steps(&pat.steps[1..], toks, i + 1, t.clause, name_end(t), 0)
+            else {
                 continue;
             };
             // Whether the other roles are in the sentence depends on the
@@ -476,8 +477,15 @@ fn in_sentence(steps: &[Step], toks: &[Tok], at: usize) -> bool {
         .take_while(|&j| toks[j].sentence == sentence)
         .any(|j| {
             steps[0].matches(&toks[j])
-                && match_steps(&steps[1..], toks, j + 1, toks[j].clause, name_end(&toks[j]))
-                    .is_some()
+                && match_steps(
+                    &steps[1..],
+                    toks,
+                    j + 1,
+                    toks[j].clause,
+                    name_end(&toks[j]),
+                    0,
+                )
+                .is_some()
         })
 }
 
@@ -495,13 +503,16 @@ fn name_end(t: &Tok) -> usize {
 /// index after the last token matched. A token that starts before `after`
 /// lies inside the name matched last: its words are the name's, not the
 /// sentence's, so `chroma_add_documentsArguments` gives no verb `add` and
-/// no noun `arguments` to a pattern that matched the name.
+/// no noun `arguments` to a pattern that matched the name. `carry` is the
+/// gap of an optional step that did not match, which its successor keeps
+/// (`A ..8 ?B C` finds C up to 8 words after A when there is no B).
 fn match_steps(
     steps: &[Step],
     toks: &[Tok],
     from: usize,
     clause: u32,
     after: usize,
+    carry: usize,
 ) -> Option<usize> {
     let Some((step, rest)) = steps.split_first() else {
         return Some(from);
@@ -511,27 +522,27 @@ fn match_steps(
     while from < toks.len() && toks[from].start < after {
         from += 1;
     }
-    let last = from + usize::from(step.gap);
+    let last = from + usize::from(step.gap) + carry;
     if step.refuse {
         let seen = (from..=last)
             .take_while(|&j| j < toks.len() && toks[j].clause == clause)
             .any(|j| step.matches(&toks[j]));
         return match seen {
             true => None,
-            false => match_steps(rest, toks, from, clause, after),
+            false => match_steps(rest, toks, from, clause, after, 0),
         };
     }
     let mut j = from;
     while j <= last && j < toks.len() && toks[j].clause == clause {
         if step.matches(&toks[j]) {
-            if let Some(e) = match_steps(rest, toks, j + 1, clause, name_end(&toks[j])) {
+            if let Some(e) = match_steps(rest, toks, j + 1, clause, name_end(&toks[j]), 0) {
                 return Some(e);
             }
         }
         j += 1;
     }
     if step.optional {
-        return match_steps(rest, toks, from, clause, after);
+        return match_steps(rest, toks, from, clause, after, last - from);
     }
     None
 }
@@ -539,6 +550,27 @@ fn match_steps(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `A ..N ?B C`: with no B, C may still come up to N words after A.
+    #[test]
+    fn a_gap_before_an_optional_word_holds_when_the_word_is_absent() {
+        let lex = lexicon();
+        let n = lex.ids.len();
+        let words_of = |atom: &str| {
+            let mut set = WordSet::new(n);
+            set.insert(lex.ids[atom.trim_start_matches('\'')]);
+            set
+        };
+        let (_, steps) = steps_of("'if ..3 ?'first 'call", &words_of, n);
+        let ends = |text: &str| {
+            let toks = super::super::tokens::tokenize(text, &[], lex);
+            match_steps(&steps[1..], &toks, 1, toks[0].clause, 0, 0)
+        };
+        assert!(ends("if you can then call it").is_some());
+        assert!(ends("if you can first call it").is_some());
+        assert!(ends("if so call it").is_some());
+        assert!(ends("if you can then quickly call it").is_none());
+    }
 
     #[test]
     fn every_pattern_compiles_and_starts_with_a_required_element() {
