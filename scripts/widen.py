@@ -35,40 +35,41 @@ WN = os.environ.get("WNHOME", "/usr/share/wordnet")
 POS = {"v": "verb", "n": "noun", "a": "adj", "r": "adv"}
 
 
+def entries(kind, pos):
+    """The lines of WordNet's `index.verb`, `data.noun`...: the licence
+    header's lines start with a space."""
+    with open(os.path.join(WN, f"{kind}.{POS[pos]}"), encoding="latin-1") as f:
+        yield from (line for line in f if not line.startswith(" "))
+
+
 def load_index(pos):
     """lemma -> [synset offsets], most frequent sense first."""
     index = {}
-    with open(os.path.join(WN, f"index.{POS[pos]}"), encoding="latin-1") as f:
-        for line in f:
-            if line.startswith(" "):
-                continue
-            parts = line.split()
-            lemma, _, synset_cnt, p_cnt = parts[0], parts[1], int(parts[2]), int(parts[3])
-            offsets = parts[4 + p_cnt + 2:]
-            index[lemma] = offsets[:synset_cnt]
+    for line in entries("index", pos):
+        parts = line.split()
+        lemma, _, synset_cnt, p_cnt = parts[0], parts[1], int(parts[2]), int(parts[3])
+        offsets = parts[4 + p_cnt + 2:]
+        index[lemma] = offsets[:synset_cnt]
     return index
 
 
 def load_data(pos):
     """offset -> (words, troponym/hyponym offsets, gloss)."""
     data = {}
-    with open(os.path.join(WN, f"data.{POS[pos]}"), encoding="latin-1") as f:
-        for line in f:
-            if line.startswith(" "):
-                continue
-            head, _, gloss = line.partition(" | ")
-            parts = head.split()
-            offset = parts[0]
-            w_cnt = int(parts[3], 16)
-            words = [parts[4 + 2 * i].lower() for i in range(w_cnt)]
-            k = 4 + 2 * w_cnt
-            p_cnt = int(parts[k])
-            below = []
-            for i in range(p_cnt):
-                sym, off, ppos = parts[k + 1 + 4 * i: k + 4 + 4 * i]
-                if sym == "~" and ppos == pos:
-                    below.append(off)
-            data[offset] = (words, below, gloss.strip().split(";")[0])
+    for line in entries("data", pos):
+        head, _, gloss = line.partition(" | ")
+        parts = head.split()
+        offset = parts[0]
+        w_cnt = int(parts[3], 16)
+        words = [parts[4 + 2 * i].lower() for i in range(w_cnt)]
+        k = 4 + 2 * w_cnt
+        p_cnt = int(parts[k])
+        below = []
+        for i in range(p_cnt):
+            sym, off, ppos = parts[k + 1 + 4 * i: k + 4 + 4 * i]
+            if sym == "~" and ppos == pos:
+                below.append(off)
+        data[offset] = (words, below, gloss.strip().split(";")[0])
     return data
 
 
