@@ -178,6 +178,159 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
             );
         }
     }
+    framed(c, r);
+}
+
+/// A block between home-made delimiter lines that holds orders: an
+/// admonition (`:::caution[agent]` ... `:::`), an armour-like frame
+/// (`-----BEGIN MEMO-----` ... `-----END MEMO-----`), a run of one
+/// symbol (`%%%`, `@@ ops @@`, `>>>` ... `<<<`), `/*` ... `*/`, `((` ...
+/// `))`, `{% note %}` ... `{% endnote %}`. Whatever the frame, what it
+/// sets apart is addressed to whoever reads it; a line of it that starts
+/// with an order (after a leading "before ..., ") is an order to the
+/// model. Not markdown's own frames: a heading (`## Usage`), a rule or
+/// front matter (`---` alone), bold (`**`), a code fence (read above),
+/// a table (`|---|`).
+fn framed(c: &str, r: &mut Reading) {
+    if !c.contains('\n') {
+        return;
+    }
+    let lines: Vec<&str> = c.lines().map(str::trim).collect();
+    let mut k = 0;
+    while k < lines.len() {
+        let Some(close) = opener(lines[k]) else {
+            k += 1;
+            continue;
+        };
+        let Some(end) = (k + 1..lines.len()).find(|&j| closes(lines[j], &close)) else {
+            k += 1;
+            continue;
+        };
+        if lines[k + 1..end].iter().any(|l| imperative(l)) {
+            r.hit(
+                Signal::InstructionMarker,
+                format!("a framed block that holds orders: {}", shown(lines[k])),
+            );
+        }
+        k = end + 1;
+    }
+}
+
+/// What closes the block a delimiter line opens, if it opens one.
+fn opener(l: &str) -> Option<String> {
+    for (open, close) in [("/*", "*/"), ("((", "))"), ("{%", "{%"), (">>>", "<<<")] {
+        if l.starts_with(open) && !l[open.len()..].contains(close) {
+            return Some(close.to_string());
+        }
+    }
+    let first = l.chars().next()?;
+    if !":%@=+~-*_<>^!|".contains(first) || l.starts_with("```") || l.starts_with("~~~") {
+        return None;
+    }
+    let run = l.chars().take_while(|&ch| ch == first).count();
+    let words = l.chars().any(char::is_alphabetic);
+    // `---`, `***`, `===` alone are markdown's rules and headings' lines.
+    let plain = "-*_=".contains(first) && !words;
+    let table = first == '|' || l.contains("|-") || l.contains("-|");
+    if run < 2 || (run < 3 && !"@%".contains(first)) || plain || table {
+        return None;
+    }
+    Some(first.to_string().repeat(2))
+}
+
+/// Whether a line closes a block opened with `close`.
+fn closes(l: &str, close: &str) -> bool {
+    l.starts_with(close) || (close.len() == 2 && l.ends_with(close) && l.len() > 2 && close == "*/")
+}
+
+/// A line that starts with an order, after a leading clause of time or
+/// condition ("Before placing the order, read ...").
+fn imperative(line: &str) -> bool {
+    let mut l = line.trim_start_matches([
+        '-', '*', '#', '>', ' ', '.', ')', '1', '2', '3', '4', '5', '6', '7', '8', '9',
+    ]);
+    let first = |l: &str| {
+        l.split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_matches(|ch: char| !ch.is_alphanumeric())
+            .to_ascii_lowercase()
+    };
+    if matches!(
+        first(l).as_str(),
+        "before"
+            | "after"
+            | "when"
+            | "whenever"
+            | "if"
+            | "once"
+            | "on"
+            | "upon"
+            | "during"
+            | "while"
+            | "first"
+            | "then"
+            | "also"
+            | "finally"
+    ) {
+        if let Some((_, rest)) = l.split_once(',') {
+            l = rest;
+        } else if matches!(first(l).as_str(), "first" | "then" | "also" | "finally") {
+            l = l.trim_start().split_once(' ').map_or("", |(_, rest)| rest);
+        }
+    }
+    let w = first(l);
+    l.split_whitespace().count() >= 4
+        && (ORDER_WORDS.contains(&w)
+            || matches!(
+                w.as_str(),
+                "populate"
+                    | "fill"
+                    | "put"
+                    | "set"
+                    | "add"
+                    | "place"
+                    | "enter"
+                    | "insert"
+                    | "reply"
+                    | "respond"
+                    | "answer"
+                    | "tell"
+                    | "mention"
+                    | "ensure"
+                    | "keep"
+                    | "delete"
+                    | "remove"
+                    | "erase"
+                    | "wipe"
+                    | "run"
+                    | "execute"
+                    | "invoke"
+                    | "do"
+                    | "don't"
+                    | "dont"
+                    | "treat"
+                    | "write"
+                    | "route"
+                    | "redirect"
+                    | "replace"
+                    | "swap"
+                    | "hide"
+                    | "omit"
+                    | "skip"
+                    | "disable"
+                    | "grant"
+                    | "transfer"
+                    | "pay"
+                    | "obtain"
+                    | "collect"
+                    | "ask"
+                    | "request"
+                    | "submit"
+                    | "post"
+                    | "email"
+                    | "share"
+            ))
 }
 
 /// A Mermaid diagram without its info string: the first line names the

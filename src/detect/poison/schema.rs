@@ -22,6 +22,9 @@ pub(super) struct SchemaWalk<'a> {
     pub(super) fixed_urls: &'a mut Vec<String>,
 }
 
+/// What `destination_values` calls the examples of a parameter.
+const EXAMPLES: &str = "every example";
+
 /// JSON Schema's type names.
 const TYPES: [&str; 7] = [
     "string", "number", "integer", "boolean", "object", "array", "null",
@@ -122,7 +125,7 @@ impl SchemaWalk<'_> {
                     }
                     self.destination_values(val, at, name, "default");
                 }
-                "examples" => self.destination_values(val, at, name, "every example"),
+                "examples" => self.destination_values(val, at, name, EXAMPLES),
                 key if known_key(key) => {}
                 _ => {
                     if let Some(s) = val.as_str() {
@@ -167,6 +170,8 @@ impl SchemaWalk<'_> {
             return;
         }
         let receives = |s: &str| name.is_some_and(receives_data) || receiving_url(s);
+        let illustrative = what == EXAMPLES;
+        let remote_address = |s: &str| remote_address(s, illustrative);
         let (pointer, first) = match v {
             Value::String(s) => (at.to_string(), s.as_str()),
             Value::Array(list) => {
@@ -362,9 +367,14 @@ fn own_name(outputs: &mut Vec<String>, folded: String) {
     }
 }
 
-/// An external URL, or an e-mail address (`mailto:` or bare), not on a
-/// documentation host (`example.com`).
-fn remote_address(s: &str) -> bool {
+/// An external URL, or an e-mail address (`mailto:` or bare). In an
+/// example (`illustrative`), not on a documentation host (`example.com`,
+/// `*.example`): an example shows the shape of a value the user gives. A
+/// `default`, a `const` or an `enum` value is what the client sends when
+/// the user gives nothing, and a reserved host there is a destination
+/// like any other (a test of the rule names one; so may an attack that
+/// is being tried out).
+fn remote_address(s: &str, illustrative: bool) -> bool {
     let s = s.trim();
     let email = {
         let a = s.strip_prefix("mailto:").unwrap_or(s);
@@ -391,7 +401,7 @@ fn remote_address(s: &str) -> bool {
             .split(['/', '@', ':', '?', '#'])
             .any(|part| part == d.trim_start_matches('.') || part.ends_with(d))
     });
-    (email || external_url(s)) && !documentation
+    (email || external_url(s)) && !(illustrative && documentation)
 }
 
 /// A URL whose path names a place that takes data in.
@@ -419,6 +429,7 @@ fn receiving_url(s: &str) -> bool {
                 | "exfil"
                 | "drop"
                 | "dump"
+                | "push"
         )
     })
 }

@@ -148,10 +148,32 @@ fn addresses(c: &str, out: &mut Vec<(usize, usize, u32)>) {
         }
         let scheme = c[s..k].to_ascii_lowercase();
         let host = c[k + 3..e].split(['/', '?', '#']).next().unwrap_or("");
-        if matches!(
+        // A bucket's URL names the bucket, with no dot in it.
+        let bucket = matches!(scheme.as_str(), "s3" | "gs") && !host.is_empty();
+        let network = matches!(
             scheme.as_str(),
-            "http" | "https" | "ftp" | "ftps" | "ws" | "wss" | "sftp"
-        ) && (host.contains('.') || host.starts_with("localhost") || host.starts_with('['))
+            "http"
+                | "https"
+                | "ftp"
+                | "ftps"
+                | "ws"
+                | "wss"
+                | "sftp"
+                | "rtmp"
+                | "rtmps"
+                | "syslog"
+                | "mqtt"
+                | "mqtts"
+                | "amqp"
+                | "amqps"
+                | "smtp"
+                | "smtps"
+                | "tcp"
+                | "udp"
+        );
+        if bucket
+            || network
+                && (host.contains('.') || host.starts_with("localhost") || host.starts_with('['))
         {
             out.push((s, e, URL));
         }
