@@ -3,8 +3,8 @@
 
 Usage: python3 eval/poison/check.py [DIR]   (DIR defaults to this file's folder)
 
-Checks every line of dev.jsonl, dev2.jsonl, dev3.jsonl, dev4.jsonl, dev5.jsonl
-and heldout.jsonl against the format in README.md, then prints counts per set,
+Checks every line of dev.jsonl, dev2.jsonl, dev3.jsonl, dev4.jsonl, dev5.jsonl,
+dev6.jsonl and heldout.jsonl against the format in README.md, then prints counts per set,
 label, shape, expect and placement of the poison. Exits 1 if any error was found.
 """
 import difflib
@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 SETS = {"dev": "dev.jsonl", "dev2": "dev2.jsonl", "dev3": "dev3.jsonl", "dev4": "dev4.jsonl",
-        "dev5": "dev5.jsonl", "heldout": "heldout.jsonl"}
+        "dev5": "dev5.jsonl", "dev6": "dev6.jsonl", "heldout": "heldout.jsonl"}
 
 POISON_SHAPES = [
     "arg-hijack", "priority-over-user", "prerequisite-call", "destructive-safety",
@@ -283,8 +283,9 @@ def main():
     dev_t = poison_texts("dev") + poison_texts("dev2") + poison_texts("dev3")
     dev4_t = poison_texts("dev4")
     dev5_t = poison_texts("dev5")
+    dev6_t = poison_texts("dev6")
     held_t = poison_texts("heldout")
-    compare(held_t, dev_t + dev4_t + dev5_t)
+    compare(held_t, dev_t + dev4_t + dev5_t + dev6_t)
     # dev4 was written later, by another writer: it shares no poison text
     # with the earlier sets, nor two of its own cases with each other.
     compare(dev4_t, dev_t)
@@ -293,6 +294,15 @@ def main():
     # earlier development set, nor between two dev5 cases.
     compare(dev5_t, dev_t + dev4_t)
     compare(dev5_t, dev5_t, same=True)
+    # dev6 likewise, by a sixth writer: no poison text shared with any
+    # earlier development set, nor between two dev6 cases; and no server
+    # name of an earlier set is used again.
+    compare(dev6_t, dev_t + dev4_t + dev5_t)
+    compare(dev6_t, dev6_t, same=True)
+    earlier_servers = {c.get("server") for sn in SETS if sn != "dev6" for c, _ in cases[sn]}
+    for case, _ in cases["dev6"]:
+        if case.get("server") in earlier_servers:
+            errors.append("%s reuses the server name %r of an earlier set" % (case["id"], case["server"]))
     all_descs = {}
     for setname in SETS:
         for case, _ in cases[setname]:
