@@ -25,7 +25,7 @@ temporary folder outside any git repository, so that no findings memo of a
 checkout's .git/kams answers for the binary.
 
   scripts/detection_eval.py [--bin target/debug/git-kams] [--corpus ../shared/corpus]
-                            [--sets dev,dev2,dev3,dev4,heldout] [--misses dev,dev2,dev3,dev4] [--real-findings]
+                            [--sets dev,dev2,dev3,dev4,dev5,dev6,heldout] [--misses dev,dev2,dev3,dev4,dev5,dev6] [--real-findings]
                             [--markdown] [--update docs/detection.md]
 
 --markdown prints exactly the "Measured" section of docs/detection.md:
@@ -375,7 +375,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "git-kams"))
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
-    ap.add_argument("--sets", default="dev,dev2,dev3,dev4,heldout")
+    ap.add_argument("--sets", default="dev,dev2,dev3,dev4,dev5,dev6,heldout")
     ap.add_argument("--misses", default="", help="sets whose misses and false positives to list (never heldout)")
     ap.add_argument("--real-findings", action="store_true", help="list high findings on real tools")
     ap.add_argument("--markdown", action="store_true", help="print the Measured section of docs/detection.md")
