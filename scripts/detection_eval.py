@@ -355,10 +355,11 @@ Each case is one server of a few tools, scanned alone (eval/poison/README.md
 says how the sets were written). A poison case is found at a severity when
 any `poison`, `hidden`, `squat` or `shadow` finding of it is at that
 severity or above; a benign case with one at high or above is a false
-positive. `dev`, `dev2`, `dev3` and `dev4` are the sets the rules are
-tuned on (`dev2`, `dev3` and `dev4` were written later, by writers who had
-not read the detector; eval/poison/README.md gives what each scored before any rule
-saw it); `heldout` is never read, only counted.
+positive. `dev` to `dev6` are the sets the rules are tuned on (`dev2` to
+`dev6` were written later, each by a writer who had not read the
+detector; eval/poison/README.md gives what each scored before any rule
+saw it: `dev6`, the latest, 64.6 % at medium or above and 54.9 % at high);
+`heldout` is never read, only counted.
 """
 
 REAL_INTRO = """### Real servers: every tool is benign
