@@ -364,6 +364,39 @@ fn mermaid(body: &str) -> bool {
     ) || first.ends_with("-beta")
 }
 
+/// Drops `destructive-command` hits whose command is written only inside
+/// code fences: a fence shows syntax (`DROP TABLE` as SQL help); a
+/// command in prose or in a value is something to run.
+pub(super) fn fenced_commands(c: &str, r: &mut Reading) {
+    if !r
+        .hits
+        .iter()
+        .any(|h| h.signal == Signal::DestructiveCommand)
+    {
+        return;
+    }
+    let spans: Vec<(usize, usize)> = fences(c)
+        .iter()
+        .map(|(_, body)| {
+            let at = body.as_ptr() as usize - c.as_ptr() as usize;
+            (at, at + body.len())
+        })
+        .collect();
+    if spans.is_empty() {
+        return;
+    }
+    let lower = c.to_ascii_lowercase();
+    r.hits.retain(|h| {
+        if h.signal != Signal::DestructiveCommand {
+            return true;
+        }
+        let needle = h.span.to_ascii_lowercase();
+        let mut found = lower.match_indices(needle.as_str()).peekable();
+        // A span not found as written (escaped in evidence) stays.
+        found.peek().is_none() || found.any(|(k, _)| !spans.iter().any(|&(a, z)| a <= k && k < z))
+    });
+}
+
 /// The fenced blocks of a text (``` or ~~~): the info string, lowercased,
 /// and the body.
 fn fences(c: &str) -> Vec<(&str, &str)> {

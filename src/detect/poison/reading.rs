@@ -7,7 +7,7 @@ use aho_corasick::AhoCorasick;
 
 use super::encoded::blobs;
 use super::identifiers::{identifiers, Look};
-use super::markup::{headers, markers, padding, tags};
+use super::markup::{fenced_commands, headers, markers, padding, tags};
 use super::memo::Asker;
 use super::names::ident_words;
 use super::rules::{lexicon, run_patterns, Lexicon};
@@ -84,6 +84,7 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     identifiers(c, &specials, &mut toks, ask, lex, Look::ForToolsAndParams);
     mark_secrets(&mut toks, lex);
     run_patterns(c, &toks, lex, &mut r);
+    fenced_commands(c, &mut r);
     risky_consent(c, &toks, lex, &mut r);
     tags(c, &mut r);
     headers(c, &mut r);
