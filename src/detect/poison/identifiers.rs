@@ -115,7 +115,7 @@ pub(super) fn identifiers(
             continue;
         }
         if !plain && tool_shaped(chunk) {
-            let called = after_call_verb(c, s2, lex) || called_after(c, e);
+            let called = after_call_verb(c, s2, lex) || called_after(c, e) || named_tool(c, s2);
             let in_code = !called
                 && (code.iter().any(|&(a, z)| a <= s2 && s2 < z)
                     || (s2 > 0 && b[s2 - 1] == b'$')
@@ -259,7 +259,7 @@ fn before_action_word(c: &str, at: usize) -> bool {
 
 /// Whether the words after byte `at` (past a call's arguments in
 /// parentheses) say that what comes before is called: "`x` must be
-/// invoked", "`x(...)` has been called", "`x` is run first".
+/// invoked", "`x(...)` has been called", "`x` needs to have been run".
 fn called_after(c: &str, at: usize) -> bool {
     let mut rest = &c[at..];
     if rest.starts_with('(') {
@@ -271,7 +271,7 @@ fn called_after(c: &str, at: usize) -> bool {
     let words: Vec<&str> = rest
         .trim_start_matches(['`', '\'', '"'])
         .split_whitespace()
-        .take(4)
+        .take(6)
         .map(|w| w.trim_matches(|ch: char| !ch.is_ascii_alphabetic()))
         .collect();
     let be = |w: &str| matches!(w, "be" | "been" | "is" | "are" | "was" | "gets" | "get");
@@ -282,6 +282,19 @@ fn called_after(c: &str, at: usize) -> bool {
                 "called" | "invoked" | "executed" | "run" | "triggered" | "ran"
             )
     })
+}
+
+/// Whether the words before byte `at` name what follows as a tool: "a
+/// tool named `x`", "the function called x".
+fn named_tool(c: &str, at: usize) -> bool {
+    let words: Vec<&str> = c[..at]
+        .trim_end_matches(['`', '\'', '"', ' '])
+        .rsplit(char::is_whitespace)
+        .take(2)
+        .collect();
+    matches!(words.as_slice(), [named, tool]
+        if matches!(*named, "named" | "called")
+            && matches!(tool.to_ascii_lowercase().as_str(), "tool" | "function" | "command"))
 }
 
 /// A name of two words or more joined by `-` or `.` that says what it
