@@ -33,7 +33,7 @@ use std::collections::BTreeSet;
 
 use crate::finding::{Class, Finding, Severity};
 use crate::inventory::Inventory;
-use crate::json::Value;
+use crate::json::Tree;
 use crate::lock::{Lock, State};
 use crate::work::Workers;
 
@@ -54,7 +54,7 @@ pub struct ToolView<'a> {
     /// Tool name.
     pub tool: &'a str,
     /// The tool object as advertised (every key, not only digested ones).
-    pub raw: &'a Value,
+    pub raw: &'a Tree<'a>,
 }
 
 /// One server as a detector sees it.
@@ -390,8 +390,7 @@ fn per_server<'m>(
             // An earlier inventory's server may have had other fields.
             known(remembered.filter(|_| !earlier).map(|r| &r.server)),
             &mut found,
-            || (),
-            |d, (), found| d.server(cx, &view, found),
+            |each| each(&|d, found| d.server(cx, &view, found)),
         );
         // What is remembered of the server is remembered of each tool.
         let mut tools = Vec::with_capacity(match own {
@@ -414,20 +413,16 @@ fn per_server<'m>(
                 Level::Tool,
                 known(remembered),
                 &mut found,
-                || {
+                |each| {
                     read = true;
-                    match apart {
-                        true => tool.raw_apart(),
-                        false => tool.raw(),
-                    }
-                },
-                |d, raw, found| {
-                    let view = ToolView {
-                        server: &server.name,
-                        tool: name,
-                        raw,
-                    };
-                    d.tool(cx, &view, found);
+                    tool.with_tree(apart, |raw| {
+                        let view = ToolView {
+                            server: &server.name,
+                            tool: name,
+                            raw,
+                        };
+                        each(&|d, found| d.tool(cx, &view, found));
+                    });
                 },
             );
             tools.extend(r.map(|r| known::Remembered { text, ..r }));
@@ -446,17 +441,17 @@ fn per_server<'m>(
 }
 
 /// Runs the detectors on one subject (a server's own fields, or a tool)
-/// into `found`, taking from `known` what is in hand of it. `read` gives
-/// what the detectors read (a tool's tree), only when some detector has to
-/// run. Returns what to remember of it: `None` when the settled findings
+/// into `found`, taking from `known` what is in hand of it. `read` makes
+/// what the detectors read (a tool's tree, which borrows from the tool's
+/// text), only when some detector has to run, and calls what it is given
+/// with a function that runs one detector on it. Returns what to remember of it: `None` when the settled findings
 /// are in hand, or when it is remembered with this inventory already.
-fn subject<T>(
+fn subject(
     detectors: &[Box<dyn Detector>],
     level: Level,
     known: Known<'_>,
     found: &mut Found,
-    read: impl FnOnce() -> T,
-    run: impl Fn(&dyn Detector, &T, &mut Vec<Finding>),
+    read: impl FnOnce(&mut dyn FnMut(&dyn Fn(&dyn Detector, &mut Vec<Finding>))),
 ) -> Option<known::Remembered> {
     let must = |d: &dyn Detector| match (d.depends(level), known) {
         (Depends::Nothing, _) => false,
@@ -475,20 +470,21 @@ fn subject<T>(
         text: None,
     };
     if detectors.iter().any(|d| must(d.as_ref())) {
-        let value = read();
-        for d in detectors.iter().filter(|d| must(d.as_ref())) {
-            match d.depends(level) {
-                Depends::Inventory => run(d.as_ref(), &value, &mut r.pure),
-                Depends::Anything => run(d.as_ref(), &value, &mut found.live),
-                depends => {
-                    let before = found.settled.len();
-                    run(d.as_ref(), &value, &mut found.settled);
-                    if depends == Depends::InventoryToReport {
-                        r.quiet &= found.settled.len() == before;
+        read(&mut |run| {
+            for d in detectors.iter().filter(|d| must(d.as_ref())) {
+                match d.depends(level) {
+                    Depends::Inventory => run(d.as_ref(), &mut r.pure),
+                    Depends::Anything => run(d.as_ref(), &mut found.live),
+                    depends => {
+                        let before = found.settled.len();
+                        run(d.as_ref(), &mut found.settled);
+                        if depends == Depends::InventoryToReport {
+                            r.quiet &= found.settled.len() == before;
+                        }
                     }
                 }
             }
-        }
+        });
     }
     match known {
         Known::Settled => None,
@@ -623,6 +619,7 @@ pub(crate) mod testing;
 mod tests {
     use super::testing::each_tool;
     use super::*;
+    use crate::json::Value;
 
     /// Every inventory of the corpus (attacks and real tools) and the
     /// demo's drifted one (risky launches), as read.

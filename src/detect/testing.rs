@@ -70,11 +70,12 @@ pub(crate) fn pinned(entries: &[(&str, &str)]) -> Lock {
 /// drive [`Detector::tool`](super::Detector::tool) by hand.
 pub(crate) fn each_tool(server: &Server, mut f: impl FnMut(&ToolView<'_>)) {
     for (name, tool) in &server.tools {
-        let raw = tool.raw();
-        f(&ToolView {
-            server: &server.name,
-            tool: name,
-            raw: &raw,
+        tool.with_tree(false, |raw| {
+            f(&ToolView {
+                server: &server.name,
+                tool: name,
+                raw,
+            })
         });
     }
 }

@@ -3,7 +3,7 @@
 //! `$defs`, `anyOf`...), `_meta` and unknown keys included. Detectors walk
 //! these instead of knowing where text hides.
 
-use crate::json::{push_pointer_token, Value};
+use crate::json::{push_pointer_token, Tree};
 
 /// Whether a string is a key or a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,20 +30,20 @@ pub struct Text<'a> {
 const SKIP: [&str; 1] = ["icons"];
 
 /// Every string and key of `v`, pointers starting at `base`.
-pub fn strings<'a>(v: &'a Value, base: &str) -> Vec<Text<'a>> {
+pub fn strings<'a>(v: &'a Tree<'_>, base: &str) -> Vec<Text<'a>> {
     let mut out = Vec::new();
     walk(v, &mut base.to_string(), &mut out);
     out
 }
 
-fn walk<'a>(v: &'a Value, at: &mut String, out: &mut Vec<Text<'a>>) {
+fn walk<'a>(v: &'a Tree<'_>, at: &mut String, out: &mut Vec<Text<'a>>) {
     match v {
-        Value::String(s) => out.push(Text {
+        Tree::String(s) => out.push(Text {
             pointer: at.clone(),
             role: Role::Value,
             text: s,
         }),
-        Value::Array(items) => {
+        Tree::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = at.len();
                 at.push('/');
@@ -52,7 +52,7 @@ fn walk<'a>(v: &'a Value, at: &mut String, out: &mut Vec<Text<'a>>) {
                 at.truncate(len);
             }
         }
-        Value::Object(o) => {
+        Tree::Object(o) => {
             for (k, item) in o.iter() {
                 let len = at.len();
                 at.push('/');
@@ -62,7 +62,7 @@ fn walk<'a>(v: &'a Value, at: &mut String, out: &mut Vec<Text<'a>>) {
                     role: Role::Key,
                     text: k,
                 });
-                if !SKIP.contains(&k.as_str()) {
+                if !SKIP.contains(&k) {
                     walk(item, at, out);
                 }
                 at.truncate(len);
@@ -121,7 +121,7 @@ pub fn identifier_word_count(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::parse;
+    use crate::json::parse_tree;
 
     proptest::proptest! {
         #[test]
@@ -140,8 +140,8 @@ mod tests {
 
     #[test]
     fn finds_keys_and_values_at_any_depth() {
-        let (v, _) =
-            parse(br#"{"a":{"b/c":["x",{"d":"y"}]},"icons":[{"src":"data:..."}]}"#).unwrap();
+        let v =
+            parse_tree(br#"{"a":{"b/c":["x",{"d":"y"}]},"icons":[{"src":"data:..."}]}"#).unwrap();
         let got: Vec<(String, Role, &str)> = strings(&v, "")
             .into_iter()
             .map(|t| (t.pointer, t.role, t.text))

@@ -272,8 +272,8 @@ pub(super) fn build_tool(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::inventory::{read_in_memory, ReadOptions};
+    use crate::json::Tree;
     use std::path::PathBuf;
 
     /// Tools of one name in one server: one ambiguity per name, in name
@@ -332,9 +332,12 @@ mod tests {
                 .tools
                 .iter()
                 .map(|(name, t)| {
-                    let raw = t.raw();
-                    let said = raw.get("description").and_then(Value::as_str);
-                    (name.as_str(), said.map(str::to_string))
+                    let said = t.with_tree(false, |raw| {
+                        raw.get("description")
+                            .and_then(Tree::as_str)
+                            .map(str::to_string)
+                    });
+                    (name.as_str(), said)
                 })
                 .collect();
             let said = |name, text: &str| (name, Some(text.to_string()));

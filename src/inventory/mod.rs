@@ -23,7 +23,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::descriptor::{Descriptor, Lazy};
-use crate::json::{self, Object, Value};
+use crate::json::{self, Members, Object, Tree};
 use shape::parse_with;
 use tools::{Keep, Reading};
 
@@ -99,25 +99,21 @@ pub struct Tool {
 }
 
 impl Tool {
-    /// The tool object as the server sent it, every key included, when it
-    /// was read with [`ReadOptions::digests_only`]; otherwise its digested
-    /// fields.
-    pub fn raw(&self) -> Value {
-        self.raw_from(self.lazy.text().map(std::borrow::Cow::Borrowed))
-    }
-
-    /// [`Tool::raw`], its text read apart from the file's mapping (see
-    /// [`Lazy::read`]): for a few tools of a large inventory, the ones
-    /// that changed since it was last read.
-    pub fn raw_apart(&self) -> Value {
-        self.raw_from(self.lazy.read())
-    }
-
-    fn raw_from(&self, text: Option<std::borrow::Cow<'_, [u8]>>) -> Value {
-        if let Some((v, _)) = text.and_then(|t| json::parse(&t).ok()) {
-            return v;
+    /// Calls `f` with the tool object as the server sent it, every key
+    /// included, when it was read with [`ReadOptions::digests_only`]
+    /// (otherwise its digested fields): a tree that borrows its strings
+    /// from the tool's text. With `apart`, the text is read apart from the
+    /// file's mapping (see [`Lazy::read`]): for a few tools of a large
+    /// inventory, the ones that changed since it was last read.
+    pub fn with_tree<R>(&self, apart: bool, f: impl FnOnce(&Tree<'_>) -> R) -> R {
+        let text = match apart {
+            true => self.lazy.read(),
+            false => self.lazy.text().map(std::borrow::Cow::Borrowed),
+        };
+        match text.as_deref().and_then(|t| json::parse_tree(t).ok()) {
+            Some(tree) => f(&tree),
+            None => f(&Tree::Object(Members::of(&self.descriptor.fields))),
         }
-        Value::Object(self.descriptor.fields.clone())
     }
 }
 

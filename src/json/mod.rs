@@ -19,7 +19,8 @@
 //! The rooms: `value` is what a document holds; `parser` is the grammar,
 //! byte by byte; `reader` reads whole documents or walks them member by
 //! member; `pointer` writes RFC 6901 pointers; `locate` turns a pointer or
-//! a byte offset into a line and a column; `de` reads a parsed document
+//! a byte offset into a line and a column; `tree` is a document that
+//! borrows its strings from the text (the detectors' read of a tool); `de` reads a parsed document
 //! into `#[derive(Deserialize)]` types (the files we import).
 
 pub mod de;
@@ -27,10 +28,14 @@ mod locate;
 mod parser;
 mod pointer;
 mod reader;
+mod tree;
 mod value;
 
 pub use locate::{locate, locate_all, Position};
 pub(crate) use parser::plain_run_end;
 pub use pointer::{pointer, push_pointer_token, Segment};
-pub use reader::{parse, parse_many, parse_nested, Document, ParseError, Reader, MAX_DEPTH};
+pub use reader::{
+    parse, parse_many, parse_nested, parse_tree, Document, ParseError, Reader, MAX_DEPTH,
+};
+pub use tree::{Members, Tree};
 pub use value::{Number, Object, Value};

@@ -2,10 +2,83 @@
 //! decides what is a value, a string or a number, shared by whole-document
 //! parsing and by the member-by-member [`Reader`](super::Reader).
 
+use std::borrow::{Borrow, Cow};
+
 use super::locate::line_column;
 use super::pointer::{pointer, push_pointer_token, shorten, Segment};
 use super::reader::ParseError;
+use super::tree::{Members, Tree};
 use super::value::{Number, Object, Value};
+
+/// What the grammar builds a document into: an owned [`Value`], or a
+/// [`Tree`] borrowing its strings from the input (the detectors' read of a
+/// tool). One grammar for both, so that both accept and refuse the same.
+pub(super) trait Build<'a>: Sized {
+    /// An object's key as kept.
+    type Key: std::borrow::Borrow<str> + Clone + Eq + std::hash::Hash;
+    fn null() -> Self;
+    fn bool(b: bool) -> Self;
+    /// A number: its lexeme and its value, known to be finite.
+    fn number(lexeme: &'a str, value: f64) -> Self;
+    fn string(s: Cow<'a, str>) -> Self;
+    fn key(s: Cow<'a, str>) -> Self::Key;
+    fn array(items: Vec<Self>) -> Self;
+    /// An object from its members, keys unique.
+    fn object(members: Vec<(Self::Key, Self)>) -> Self;
+}
+
+impl<'a> Build<'a> for Value {
+    type Key = String;
+    fn null() -> Value {
+        Value::Null
+    }
+    fn bool(b: bool) -> Value {
+        Value::Bool(b)
+    }
+    fn number(lexeme: &'a str, value: f64) -> Value {
+        Value::Number(Number {
+            lexeme: lexeme.to_string(),
+            value,
+        })
+    }
+    fn string(s: Cow<'a, str>) -> Value {
+        Value::String(s.into_owned())
+    }
+    fn key(s: Cow<'a, str>) -> String {
+        s.into_owned()
+    }
+    fn array(items: Vec<Value>) -> Value {
+        Value::Array(items)
+    }
+    fn object(members: Vec<(String, Value)>) -> Value {
+        Value::Object(Object { members })
+    }
+}
+
+impl<'a> Build<'a> for Tree<'a> {
+    type Key = Cow<'a, str>;
+    fn null() -> Tree<'a> {
+        Tree::Null
+    }
+    fn bool(b: bool) -> Tree<'a> {
+        Tree::Bool(b)
+    }
+    fn number(lexeme: &'a str, _: f64) -> Tree<'a> {
+        Tree::Number(lexeme)
+    }
+    fn string(s: Cow<'a, str>) -> Tree<'a> {
+        Tree::String(s)
+    }
+    fn key(s: Cow<'a, str>) -> Cow<'a, str> {
+        s
+    }
+    fn array(items: Vec<Tree<'a>>) -> Tree<'a> {
+        Tree::Array(items)
+    }
+    fn object(members: Vec<(Cow<'a, str>, Tree<'a>)>) -> Tree<'a> {
+        Tree::Object(Members { members })
+    }
+}
 
 pub(super) struct Parser<'a> {
     /// The input, validated as UTF-8.
@@ -42,7 +115,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    pub(super) fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
+    pub(super) fn value<B: Build<'a>>(&mut self, depth: usize) -> Result<B, ParseError> {
         self.ws();
         let Some(&b) = self.s.get(self.i) else {
             return Err(self.err("unexpected end of input: expected a value"));
@@ -50,10 +123,10 @@ impl<'a> Parser<'a> {
         match b {
             b'{' => self.object(depth + 1),
             b'[' => self.array(depth + 1),
-            b'"' => Ok(Value::String(self.string()?)),
-            b't' => self.literal("true", Value::Bool(true)),
-            b'f' => self.literal("false", Value::Bool(false)),
-            b'n' => self.literal("null", Value::Null),
+            b'"' => Ok(B::string(self.string_cow()?)),
+            b't' => self.literal("true", B::bool(true)),
+            b'f' => self.literal("false", B::bool(false)),
+            b'n' => self.literal("null", B::null()),
             b'-' | b'0'..=b'9' => self.number(),
             b'N' | b'I' => Err(self.err("NaN and Infinity are not JSON numbers")),
             _ => Err(self.err(format!(
@@ -107,7 +180,7 @@ impl<'a> Parser<'a> {
                 }
             }
             b'"' => self.skip_string(),
-            _ => self.value(depth).map(|_| ()),
+            _ => self.value::<Tree<'a>>(depth).map(|_| ()),
         }
     }
 
@@ -158,7 +231,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn literal(&mut self, word: &str, v: Value) -> Result<Value, ParseError> {
+    fn literal<B>(&mut self, word: &str, v: B) -> Result<B, ParseError> {
         if self.s[self.i..].starts_with(word.as_bytes()) {
             self.i += word.len();
             Ok(v)
@@ -183,15 +256,15 @@ impl<'a> Parser<'a> {
         self.duplicates.push((self.top, at));
     }
 
-    fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
+    fn object<B: Build<'a>>(&mut self, depth: usize) -> Result<B, ParseError> {
         self.enter(depth)?;
         self.i += 1;
-        let mut members: Vec<(String, Value)> = Vec::new();
-        let mut index: Option<std::collections::HashMap<String, usize>> = None;
+        let mut members: Vec<(B::Key, B)> = Vec::new();
+        let mut index: Option<std::collections::HashMap<B::Key, usize>> = None;
         self.ws();
         if self.s.get(self.i) == Some(&b'}') {
             self.i += 1;
-            return Ok(Value::Object(Object { members }));
+            return Ok(B::object(members));
         }
         loop {
             self.ws();
@@ -209,21 +282,21 @@ impl<'a> Parser<'a> {
             let Some(Segment::Key(key)) = self.path.pop() else {
                 unreachable!("path stack holds the key pushed above")
             };
-            let key = key.into_owned();
+            let key = B::key(key);
             let existing = match &index {
-                Some(map) => map.get(&key).copied(),
+                Some(map) => map.get::<B::Key>(&key).copied(),
                 None => members.iter().position(|(k, _)| *k == key),
             };
             match existing {
                 Some(at) => {
-                    self.note_duplicate(&key);
+                    self.note_duplicate(key.borrow());
                     members[at].1 = v;
                 }
                 None => {
                     if let Some(map) = index.as_mut() {
                         map.insert(key.clone(), members.len());
                     } else if members.len() >= 16 {
-                        let mut map: std::collections::HashMap<String, usize> = members
+                        let mut map: std::collections::HashMap<B::Key, usize> = members
                             .iter()
                             .enumerate()
                             .map(|(i, (k, _))| (k.clone(), i))
@@ -239,7 +312,7 @@ impl<'a> Parser<'a> {
                 Some(b',') => self.i += 1,
                 Some(b'}') => {
                     self.i += 1;
-                    return Ok(Value::Object(Object { members }));
+                    return Ok(B::object(members));
                 }
                 None => return Err(self.err("unexpected end of input inside an object")),
                 _ => return Err(self.err("expected `,` or `}`")),
@@ -247,14 +320,14 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
+    fn array<B: Build<'a>>(&mut self, depth: usize) -> Result<B, ParseError> {
         self.enter(depth)?;
         self.i += 1;
         let mut items = Vec::new();
         self.ws();
         if self.s.get(self.i) == Some(&b']') {
             self.i += 1;
-            return Ok(Value::Array(items));
+            return Ok(B::array(items));
         }
         loop {
             self.path.push(Segment::Index(items.len()));
@@ -266,7 +339,7 @@ impl<'a> Parser<'a> {
                 Some(b',') => self.i += 1,
                 Some(b']') => {
                     self.i += 1;
-                    return Ok(Value::Array(items));
+                    return Ok(B::array(items));
                 }
                 None => return Err(self.err("unexpected end of input inside an array")),
                 _ => return Err(self.err("expected `,` or `]`")),
@@ -274,7 +347,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn number(&mut self) -> Result<Value, ParseError> {
+    fn number<B: Build<'a>>(&mut self) -> Result<B, ParseError> {
         let start = self.i;
         let s = self.s;
         let mut i = self.i;
@@ -317,7 +390,7 @@ impl<'a> Parser<'a> {
             }
         }
         // The grammar above admits only ASCII, so this slice is valid UTF-8.
-        let lexeme = std::str::from_utf8(&s[start..i]).expect("ASCII number");
+        let lexeme = self.text(start, i);
         let value: f64 = lexeme.parse().map_err(|_| self.err("invalid number"))?;
         if !value.is_finite() {
             return Err(self.err(format!(
@@ -325,18 +398,11 @@ impl<'a> Parser<'a> {
             )));
         }
         self.i = i;
-        Ok(Value::Number(Number {
-            lexeme: lexeme.to_string(),
-            value,
-        }))
-    }
-
-    fn string(&mut self) -> Result<String, ParseError> {
-        self.string_cow().map(std::borrow::Cow::into_owned)
+        Ok(B::number(lexeme, value))
     }
 
     /// A string, borrowed from the input when it has no escape.
-    pub(super) fn string_cow(&mut self) -> Result<std::borrow::Cow<'a, str>, ParseError> {
+    pub(super) fn string_cow(&mut self) -> Result<Cow<'a, str>, ParseError> {
         debug_assert_eq!(self.s[self.i], b'"');
         self.i += 1;
         let start = self.i;
@@ -346,7 +412,7 @@ impl<'a> Parser<'a> {
             Some(b'"') => {
                 self.i = j + 1;
                 // Input was validated as UTF-8 and quotes are ASCII.
-                return Ok(std::borrow::Cow::Borrowed(self.text(start, j)));
+                return Ok(Cow::Borrowed(self.text(start, j)));
             }
             Some(0x00..=0x1f) => {
                 self.i = j;
@@ -363,7 +429,7 @@ impl<'a> Parser<'a> {
             match b {
                 b'"' => {
                     self.i += 1;
-                    return Ok(std::borrow::Cow::Owned(out));
+                    return Ok(Cow::Owned(out));
                 }
                 b'\\' => {
                     self.i += 1;

@@ -5,8 +5,9 @@
 use std::fmt;
 
 use super::locate::line_column;
-use super::parser::Parser;
+use super::parser::{Build, Parser};
 use super::pointer::{pointer, Segment};
+use super::tree::Tree;
 use super::value::Value;
 
 /// Deepest nesting accepted; real tool schemas stay far below it.
@@ -60,14 +61,22 @@ pub fn parse(input: &[u8]) -> Result<(Value, Vec<String>), ParseError> {
 /// Like [`parse`], with another nesting limit (the lock holds descriptors a
 /// few levels below its top, so it reads deeper than an inventory).
 pub fn parse_nested(input: &[u8], max_depth: usize) -> Result<(Value, Vec<String>), ParseError> {
-    let doc = parse_inner(input, Texts::One, max_depth)?;
-    let dups = doc.duplicates.into_iter().map(|(_, p)| p).collect();
-    Ok((doc.values.into_iter().next().expect("one value"), dups))
+    let (values, duplicates) = parse_inner(input, Texts::One, max_depth)?;
+    let dups = duplicates.into_iter().map(|(_, p)| p).collect();
+    Ok((values.into_iter().next().expect("one value"), dups))
+}
+
+/// Like [`parse`], into a [`Tree`] that borrows its strings and keys from
+/// `input` where they hold no escape; duplicate keys are not reported.
+pub fn parse_tree(input: &[u8]) -> Result<Tree<'_>, ParseError> {
+    let (values, _) = parse_inner(input, Texts::One, MAX_DEPTH)?;
+    Ok(values.into_iter().next().expect("one value"))
 }
 
 /// Parses a sequence of JSON texts separated by whitespace (JSON lines).
 pub fn parse_many(input: &[u8]) -> Result<Document, ParseError> {
-    parse_inner(input, Texts::Many, MAX_DEPTH)
+    let (values, duplicates) = parse_inner(input, Texts::Many, MAX_DEPTH)?;
+    Ok(Document { values, duplicates })
 }
 
 /// How many JSON texts an input may hold.
@@ -79,7 +88,15 @@ enum Texts {
     Many,
 }
 
-fn parse_inner(input: &[u8], texts: Texts, max_depth: usize) -> Result<Document, ParseError> {
+/// The top-level values of `input` and the duplicate keys found in them
+/// (as [`Document`] holds them).
+type Parsed<B> = (Vec<B>, Vec<(usize, String)>);
+
+fn parse_inner<'a, B: Build<'a>>(
+    input: &'a [u8],
+    texts: Texts,
+    max_depth: usize,
+) -> Result<Parsed<B>, ParseError> {
     let mut p = Reader::new(input, max_depth)?.p;
     let mut values = Vec::new();
     p.ws();
@@ -98,10 +115,7 @@ fn parse_inner(input: &[u8], texts: Texts, max_depth: usize) -> Result<Document,
         }
         p.top += 1;
     }
-    Ok(Document {
-        values,
-        duplicates: p.duplicates,
-    })
+    Ok((values, p.duplicates))
 }
 
 /// A reader that walks a document without building it whole: the caller
@@ -162,7 +176,7 @@ impl<'a> Reader<'a> {
                 // The pointer of the value holding the bad byte: the valid
                 // text before it, parsed, runs out right there. An earlier
                 // fault in that text would point elsewhere: no pointer then.
-                let pointer = match parse_inner(&input[..at], Texts::Many, max_depth) {
+                let pointer = match parse_inner::<Value>(&input[..at], Texts::Many, max_depth) {
                     Err(e) if (e.line, e.column) == (line, column) => e.pointer,
                     _ => String::new(),
                 };

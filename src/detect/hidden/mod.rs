@@ -17,7 +17,7 @@ mod evidence;
 use super::text::strings;
 use super::{Context, Detector, ServerView, ToolView};
 use crate::finding::{Class, Finding, Severity};
-use crate::json::Value;
+use crate::json::{Members, Tree};
 use crate::text::is_concealing;
 
 use evidence::{render, Report};
@@ -65,7 +65,7 @@ impl Detector for Hidden {
                 evidence: r.evidence,
             });
         }
-        let fields = Value::Object(s.fields.clone());
+        let fields = Tree::Object(Members::of(s.fields));
         if !any_string(&fields) {
             return;
         }
@@ -78,11 +78,11 @@ impl Detector for Hidden {
 }
 
 /// True when a string or key anywhere in `v` may hold a hidden character.
-fn any_string(v: &Value) -> bool {
+fn any_string(v: &Tree<'_>) -> bool {
     match v {
-        Value::String(s) => may_hide(s),
-        Value::Array(a) => a.iter().any(any_string),
-        Value::Object(o) => o.iter().any(|(k, x)| may_hide(k) || any_string(x)),
+        Tree::String(s) => may_hide(s),
+        Tree::Array(a) => a.iter().any(any_string),
+        Tree::Object(o) => o.iter().any(|(k, x)| may_hide(k) || any_string(x)),
         _ => false,
     }
 }
@@ -588,7 +588,7 @@ fn tag_ascii(c: char) -> Option<char> {
 mod tests {
     use super::*;
     use crate::inventory::Inventory;
-    use crate::json::parse;
+    use crate::json::{parse, parse_tree, Value};
     use crate::lock::Lock;
 
     #[test]
@@ -745,7 +745,7 @@ mod tests {
     }
 
     fn tool_findings(json: &str) -> Vec<Finding> {
-        let (raw, _) = parse(json.as_bytes()).unwrap();
+        let raw = parse_tree(json.as_bytes()).unwrap();
         let inventory = Inventory::default();
         let lock = Lock::default();
         let cx = Context {
@@ -754,7 +754,7 @@ mod tests {
             configs: &[],
         };
         let mut out = Vec::new();
-        let name = raw.get("name").and_then(Value::as_str).unwrap().to_string();
+        let name = raw.get("name").and_then(Tree::as_str).unwrap().to_string();
         Hidden.tool(
             &cx,
             &ToolView {

@@ -12,7 +12,7 @@ use super::tables::{
     LOCAL_TARGETS, LOCAL_WRITES, READER, REMOTE_SINKS, REMOTE_TARGETS, SENDER, URL_WORDS, WRITER,
     WRITE_FLAGS,
 };
-use crate::json::{Object, Value};
+use crate::json::{Members, Tree};
 
 /// How deep [`properties`] follows nested schemas: an action or a flag sits
 /// at the top or in an options object, and a hostile schema may nest
@@ -20,17 +20,17 @@ use crate::json::{Object, Value};
 const MAX_DEPTH: usize = 6;
 
 /// A property of the input schema: its name and its schema.
-type Prop<'a> = (&'a str, &'a Object);
+type Prop<'a> = (&'a str, &'a Members<'a>);
 
 /// Every property of the input schema, nested ones included, by name.
-fn properties<'a>(schema: &'a Value, depth: usize, out: &mut Vec<Prop<'a>>) {
+fn properties<'a>(schema: &'a Tree<'_>, depth: usize, out: &mut Vec<Prop<'a>>) {
     let Some(o) = schema.as_object() else {
         return;
     };
     if depth > MAX_DEPTH {
         return;
     }
-    if let Some(props) = o.get("properties").and_then(Value::as_object) {
+    if let Some(props) = o.get("properties").and_then(Tree::as_object) {
         for (name, sub) in props.iter() {
             if let Some(sub) = sub.as_object() {
                 out.push((name, sub));
@@ -40,7 +40,7 @@ fn properties<'a>(schema: &'a Value, depth: usize, out: &mut Vec<Prop<'a>>) {
     }
     for k in ["items", "anyOf", "oneOf", "allOf"] {
         match o.get(k) {
-            Some(Value::Array(list)) => list.iter().for_each(|s| properties(s, depth + 1, out)),
+            Some(Tree::Array(list)) => list.iter().for_each(|s| properties(s, depth + 1, out)),
             Some(v) => properties(v, depth + 1, out),
             None => {}
         }
@@ -48,29 +48,29 @@ fn properties<'a>(schema: &'a Value, depth: usize, out: &mut Vec<Prop<'a>>) {
 }
 
 /// Whether a property schema's `type` is or includes `ty`.
-fn typed(prop: &Object, ty: &str) -> bool {
+fn typed(prop: &Members<'_>, ty: &str) -> bool {
     match prop.get("type") {
-        Some(Value::String(t)) => t == ty,
-        Some(Value::Array(list)) => list.iter().any(|t| t.as_str() == Some(ty)),
+        Some(Tree::String(t)) => t == ty,
+        Some(Tree::Array(list)) => list.iter().any(|t| t.as_str() == Some(ty)),
         _ => false,
     }
 }
 
 /// The values a property offers (`enum`, `const`, and those of its
 /// `anyOf`/`oneOf` members), as strings.
-fn choices(prop: &Object) -> Vec<&str> {
-    fn take<'a>(o: &'a Object, out: &mut Vec<&'a str>) {
-        if let Some(list) = o.get("enum").and_then(Value::as_array) {
-            out.extend(list.iter().filter_map(Value::as_str));
+fn choices<'a>(prop: &'a Members<'_>) -> Vec<&'a str> {
+    fn take<'a>(o: &'a Members<'_>, out: &mut Vec<&'a str>) {
+        if let Some(list) = o.get("enum").and_then(Tree::as_array) {
+            out.extend(list.iter().filter_map(Tree::as_str));
         }
-        if let Some(c) = o.get("const").and_then(Value::as_str) {
+        if let Some(c) = o.get("const").and_then(Tree::as_str) {
             out.push(c);
         }
     }
     let mut out = Vec::new();
     take(prop, &mut out);
     for k in ["anyOf", "oneOf"] {
-        for member in prop.get(k).and_then(Value::as_array).unwrap_or_default() {
+        for member in prop.get(k).and_then(Tree::as_array).unwrap_or_default() {
             if let Some(m) = member.as_object() {
                 take(m, &mut out);
             }
@@ -153,8 +153,8 @@ fn verb(why: &str) -> &str {
 
 /// The first verb of `list` found in the tool's name, title, annotation
 /// title or the first word of its description, with where it was found.
-fn claims(tool: &Object, list: Words) -> Option<String> {
-    let title = |v: Option<&Value>| v.and_then(Value::as_str).map(ident_words);
+fn claims(tool: &Members<'_>, list: Words) -> Option<String> {
+    let title = |v: Option<&Tree<'_>>| v.and_then(Tree::as_str).map(ident_words);
     let names = [
         ("name", title(tool.get("name"))),
         ("title", title(tool.get("title"))),
@@ -187,7 +187,7 @@ fn claims(tool: &Object, list: Words) -> Option<String> {
     }
     let first = tool
         .get("description")
-        .and_then(Value::as_str)
+        .and_then(Tree::as_str)
         .and_then(|d| d.split_whitespace().next())
         .map(|w| {
             w.trim_matches(|c: char| !c.is_alphanumeric())
@@ -198,12 +198,16 @@ fn claims(tool: &Object, list: Words) -> Option<String> {
 }
 
 /// Annotations that claim a safety the tool's own words deny.
-pub(super) fn annotations(tool: &Object, fixed_urls: &[String], signals: &mut SignalsByPointer) {
-    let Some(a) = tool.get("annotations").and_then(Value::as_object) else {
+pub(super) fn annotations(
+    tool: &Members<'_>,
+    fixed_urls: &[String],
+    signals: &mut SignalsByPointer,
+) {
+    let Some(a) = tool.get("annotations").and_then(Tree::as_object) else {
         return;
     };
     let hint = |k: &str| match a.get(k) {
-        Some(Value::Bool(b)) => Some(*b),
+        Some(Tree::Bool(b)) => Some(*b),
         _ => None,
     };
     let mut props = Vec::new();

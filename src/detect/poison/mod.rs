@@ -74,7 +74,7 @@ mod tokens;
 use super::text::Role;
 use super::{Context, Detector, ServerView, ToolView};
 use crate::finding::Finding;
-use crate::json::{push_pointer_token, Value};
+use crate::json::{push_pointer_token, Members, Tree};
 
 use annotations::annotations;
 
@@ -191,7 +191,8 @@ impl Detector for Poison {
         };
         let mut signals = SignalsByPointer::default();
         let mut carriers = Vec::new();
-        for (k, v) in s.fields.iter() {
+        let fields = Members::of(s.fields);
+        for (k, v) in fields.iter() {
             read_all(
                 &self.readings,
                 &names,
@@ -227,17 +228,21 @@ fn pointer(path: &[Seg<'_>]) -> String {
 /// Calls `f` with every string and key of `v` and its path, as
 /// [`super::text::strings`] does (`icons` skipped), without building a
 /// pointer for each.
-fn walk<'a>(v: &'a Value, path: &mut Vec<Seg<'a>>, f: &mut dyn FnMut(&[Seg<'a>], Role, &'a str)) {
+fn walk<'a>(
+    v: &'a Tree<'_>,
+    path: &mut Vec<Seg<'a>>,
+    f: &mut dyn FnMut(&[Seg<'a>], Role, &'a str),
+) {
     match v {
-        Value::String(s) => f(path, Role::Value, s),
-        Value::Array(items) => {
+        Tree::String(s) => f(path, Role::Value, s),
+        Tree::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 path.push(Seg::Index(i));
                 walk(item, path, f);
                 path.pop();
             }
         }
-        Value::Object(o) => {
+        Tree::Object(o) => {
             for (k, item) in o.iter() {
                 path.push(Seg::Key(k));
                 f(path, Role::Key, k);
@@ -256,7 +261,7 @@ fn walk<'a>(v: &'a Value, path: &mut Vec<Seg<'a>>, f: &mut dyn FnMut(&[Seg<'a>],
 fn read_all<'a>(
     readings: &memo::Readings,
     names: &KnownNames<'_>,
-    v: &'a Value,
+    v: &'a Tree<'_>,
     path: &mut Vec<Seg<'a>>,
     signals: &mut SignalsByPointer,
     carriers: &mut Vec<(usize, String, String)>,
@@ -356,7 +361,7 @@ fn destroys_by_name(words: &[String]) -> bool {
 /// existing output file without prompting"), and to set the flag is the
 /// choice, so the prompt it skips is no consent bypassed; unless the
 /// text tells the model to set it ([`sets_the_flag`]).
-fn flag_description(root: &Value, path: &[Seg<'_>]) -> bool {
+fn flag_description(root: &Tree<'_>, path: &[Seg<'_>]) -> bool {
     let [parent @ .., Seg::Key("description")] = path else {
         return false;
     };
@@ -367,7 +372,7 @@ fn flag_description(root: &Value, path: &[Seg<'_>]) -> bool {
             Seg::Index(i) => n.as_array().and_then(|a| a.get(*i)),
         });
     }
-    node.and_then(|n| n.get("type")).and_then(Value::as_str) == Some("boolean")
+    node.and_then(|n| n.get("type")).and_then(Tree::as_str) == Some("boolean")
 }
 
 /// Whether a flag's description tells what to set it to ("always set it

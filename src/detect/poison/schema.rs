@@ -8,7 +8,7 @@ use super::signal::{shown, Signal, SignalsByPointer};
 use super::tables::{
     known_key, Words, ACTION_KEYS, COVERT, ORDER_WORDS, SECRET_WORDS, SOLICIT_WORDS,
 };
-use crate::json::{push_pointer_token, Object, Value};
+use crate::json::{push_pointer_token, Members, Tree};
 
 pub(super) struct SchemaWalk<'a> {
     pub(super) signals: &'a mut SignalsByPointer,
@@ -31,19 +31,19 @@ const TYPES: [&str; 7] = [
 ];
 
 impl SchemaWalk<'_> {
-    pub(super) fn schema(&mut self, v: &Value, at: &mut String, name: Option<&str>) {
+    pub(super) fn schema(&mut self, v: &Tree<'_>, at: &mut String, name: Option<&str>) {
         let Some(o) = v.as_object() else {
             return;
         };
         let declared: Option<Vec<&str>> = o
             .get("properties")
-            .and_then(Value::as_object)
-            .map(|p| p.iter().map(|(k, _)| k.as_str()).collect());
+            .and_then(Tree::as_object)
+            .map(|p| p.iter().map(|(k, _)| k).collect());
         for (k, val) in o.iter() {
             let len = at.len();
             at.push('/');
             push_pointer_token(at, k);
-            match k.as_str() {
+            match k {
                 "properties" | "patternProperties" | "$defs" | "definitions"
                 | "dependentSchemas" => {
                     if let Some(map) = val.as_object() {
@@ -60,7 +60,7 @@ impl SchemaWalk<'_> {
                     }
                 }
                 "items" | "prefixItems" | "anyOf" | "allOf" | "oneOf" => match val {
-                    Value::Array(list) => {
+                    Tree::Array(list) => {
                         for (i, sub) in list.iter().enumerate() {
                             let l2 = at.len();
                             at.push('/');
@@ -165,7 +165,7 @@ impl SchemaWalk<'_> {
     /// `/ingest`) receives data whatever its parameter is called. A
     /// `default` list is every value used at once: one remote address in
     /// it is enough (`["http://localhost:8765", "https://in.x.biz/bulk"]`).
-    fn destination_values(&mut self, v: &Value, at: &str, name: Option<&str>, what: &str) {
+    fn destination_values(&mut self, v: &Tree<'_>, at: &str, name: Option<&str>, what: &str) {
         if self.params.is_none() {
             return;
         }
@@ -173,9 +173,9 @@ impl SchemaWalk<'_> {
         let illustrative = what == EXAMPLES;
         let remote_address = |s: &str| remote_address(s, illustrative);
         let (pointer, first) = match v {
-            Value::String(s) => (at.to_string(), s.as_str()),
-            Value::Array(list) => {
-                let all: Option<Vec<&str>> = list.iter().map(Value::as_str).collect();
+            Tree::String(s) => (at.to_string(), &**s),
+            Tree::Array(list) => {
+                let all: Option<Vec<&str>> = list.iter().map(Tree::as_str).collect();
                 match all.as_deref() {
                     Some([only]) => (format!("{at}/0"), *only),
                     Some(l @ [first, ..]) if l.iter().all(|s| remote_address(s)) => {
@@ -207,17 +207,17 @@ impl SchemaWalk<'_> {
         }
     }
 
-    fn schema_type(&mut self, v: &Value, at: &str) {
+    fn schema_type(&mut self, v: &Tree<'_>, at: &str) {
         let check = |s: &str| TYPES.contains(&s);
         match v {
-            Value::String(s) if !check(s) => {
+            Tree::String(s) if !check(s) => {
                 self.signals.add(
                     at,
                     Signal::SchemaType,
                     format!("not a JSON Schema type: {}", shown(s)),
                 );
             }
-            Value::Array(list) => {
+            Tree::Array(list) => {
                 for (i, t) in list.iter().enumerate() {
                     if let Some(s) = t.as_str().filter(|s| !check(s)) {
                         self.signals.add(
@@ -233,7 +233,7 @@ impl SchemaWalk<'_> {
     }
 
     /// Records a value that is a name (`run_pipeline`, `getDimensionValues`).
-    fn value_name(&mut self, v: &Value) {
+    fn value_name(&mut self, v: &Tree<'_>) {
         let Some(s) = v.as_str() else { return };
         let name = (3..=64).contains(&s.len())
             && s.bytes()
@@ -488,7 +488,7 @@ fn external_url(s: &str) -> bool {
 /// `{"operation": "get_charge_summary"}`). They are this tool's own, no
 /// other tool ("call get_contract_details first"), so they go to `outputs`
 /// with the names the schemas take as values.
-pub(super) fn operation_names(tool: &Object, outputs: &mut Vec<String>) {
+pub(super) fn operation_names(tool: &Members<'_>, outputs: &mut Vec<String>) {
     let mut push = |name: &str| {
         let folded = fold(name);
         if name.contains('_') && folded.len() >= 3 {
@@ -499,23 +499,23 @@ pub(super) fn operation_names(tool: &Object, outputs: &mut Vec<String>) {
     let props = tool
         .get("inputSchema")
         .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object);
+        .and_then(Tree::as_object);
     let Some(props) = props else { return };
-    let actions: Vec<(&String, &Value)> = props.iter().filter(|(k, _)| action_key(k)).collect();
+    let actions: Vec<(&str, &Tree<'_>)> = props.iter().filter(|(k, _)| action_key(k)).collect();
     if actions.is_empty() {
         return;
     }
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     for (_, prop) in &actions {
-        if let Some(d) = prop.get("description").and_then(Value::as_str) {
+        if let Some(d) = prop.get("description").and_then(Tree::as_str) {
             d.split(|c: char| !ident(c)).for_each(&mut push);
         }
     }
-    let Some(d) = tool.get("description").and_then(Value::as_str) else {
+    let Some(d) = tool.get("description").and_then(Tree::as_str) else {
         return;
     };
     for (key, _) in actions {
-        for (at, _) in d.match_indices(key.as_str()) {
+        for (at, _) in d.match_indices(key) {
             let rest = d[at + key.len()..].trim_start_matches(['"', '\'', ' ']);
             let Some(rest) = rest.strip_prefix(['=', ':']) else {
                 continue;

@@ -16,7 +16,7 @@ use super::squat::folds;
 use super::text::{strings, Role};
 use super::{Context, Detector, ServerView, ToolView};
 use crate::finding::{Class, Finding, Severity};
-use crate::json::Value;
+use crate::json::{Members, Tree};
 use crate::lock::State;
 
 use mentions::{mention, Names};
@@ -75,7 +75,7 @@ impl Detector for Shadow {
         let Some(reader) = names.reader(cx.inventory, s.server) else {
             return;
         };
-        let fields = Value::Object(s.fields.clone());
+        let fields = Tree::Object(Members::of(s.fields));
         if !any_value(&fields, &|s| reader.names_any(s)) {
             return;
         }
@@ -108,11 +108,11 @@ fn approved(cx: &Context<'_>, server: &str, tool: Option<&str>) -> bool {
 }
 
 /// True when `f` holds for a string value anywhere in `v`.
-fn any_value(v: &Value, f: &impl Fn(&str) -> bool) -> bool {
+fn any_value(v: &Tree<'_>, f: &impl Fn(&str) -> bool) -> bool {
     match v {
-        Value::String(s) => f(s),
-        Value::Array(a) => a.iter().any(|x| any_value(x, f)),
-        Value::Object(o) => o.iter().any(|(_, x)| any_value(x, f)),
+        Tree::String(s) => f(s),
+        Tree::Array(a) => a.iter().any(|x| any_value(x, f)),
+        Tree::Object(o) => o.iter().any(|(_, x)| any_value(x, f)),
         _ => false,
     }
 }
