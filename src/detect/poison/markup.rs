@@ -5,17 +5,15 @@
 //! out of view.
 
 use super::names::ident_words;
-use super::reading::Reading;
+use super::reading::{Holds, Reading};
 use super::signal::{shown, Signal};
 use super::tables::{FRAME_WORDS, ORDER_WORDS, TAG_WORDS};
 
 /// `<IMPORTANT>`, `</system>`, `[INST]`, `<<SYS>>`, `<|im_start|>`; not
 /// a type's parameter written right after its name
 /// (`ListResponseModel[OverrideShift]`, `Page<SystemEvent>`).
+/// Made only for a text that holds a `<` or a `[`.
 pub(super) fn tags(c: &str, r: &mut Reading) {
-    if !c.bytes().any(|x| x == b'<' || x == b'[') {
-        return;
-    }
     for (i, open) in c.match_indices(['<', '[']) {
         let rest = &c[i + 1..];
         if open == "<" && rest.starts_with('|') {
@@ -65,10 +63,15 @@ fn frames(w: &str) -> bool {
 /// `{{#system}}`, `{{/system}}`; a banner line (`### SYSTEM ###`,
 /// `=== ADMIN ===`); an HTML comment that holds an order; a code fence
 /// that holds orders rather than code (prose lines that start with an
-/// order, or a block keyed as a policy or prompt for the agent).
-pub(super) fn markers(c: &str, r: &mut Reading) {
+/// order, or a block keyed as a policy or prompt for the agent). Each
+/// shape is looked for only when `holds` says the text holds the byte it
+/// starts with.
+pub(super) fn markers(c: &str, holds: Holds, r: &mut Reading) {
     let tagged = |name: &str| ident_words(name).iter().any(|w| TAG_WORDS.contains(w));
-    for (open, close) in [("[[", "]]"), ("{{", "}}")] {
+    for (open, close, start) in [("[[", "]]", Holds::SQUARE), ("{{", "}}", Holds::CURLY)] {
+        if !holds.any(start) {
+            continue;
+        }
         for (i, _) in c.match_indices(open) {
             let rest = &c[i + 2..];
             let Some(end) = rest.find(close).filter(|&e| e > 0 && e <= 40) else {
@@ -84,7 +87,12 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
             }
         }
     }
-    for line in c.lines() {
+    // A banner line starts with one of `#=-~+`.
+    let banners = match holds.any(Holds::HASH | Holds::BANNER) {
+        true => c,
+        false => "",
+    };
+    for line in banners.lines() {
         let l = line.trim();
         // Not `*` or `_`: `**Important Note:**` is markdown's bold.
         let Some(first) = l.chars().next().filter(|ch| "#=-~+".contains(*ch)) else {
@@ -117,7 +125,12 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
         })
     };
     let mut from = 0;
-    while let Some(k) = c[from..].find("<!--").map(|k| k + from) {
+    while let Some(k) = holds
+        .any(Holds::ANGLE)
+        .then(|| c[from..].find("<!--"))
+        .flatten()
+        .map(|k| k + from)
+    {
         let Some(end) = c[k + 4..].find("-->").map(|e| e + k + 4) else {
             break;
         };
@@ -137,6 +150,9 @@ pub(super) fn markers(c: &str, r: &mut Reading) {
             r.hit(Signal::InstructionMarker, shown(&c[k..end + 3]));
         }
         from = end + 3;
+    }
+    if !holds.any(Holds::FENCE) {
+        return;
     }
     for (info, body) in fences(c) {
         // A fence with no info string may hold code: prose only if no

@@ -54,7 +54,8 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     if unknown_word(c, lex) {
         return r;
     }
-    let specials = specials(c);
+    let holds = Holds::of(c);
+    let specials = specials(c, holds.any(Holds::ADDRESS));
     for &(s, e, f) in &specials {
         if f == URL && url_slot(&c[s..e], lex) {
             r.hit(
@@ -86,11 +87,15 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     run_patterns(c, &toks, lex, &mut r);
     fenced_commands(c, &mut r);
     risky_consent(c, &toks, lex, &mut r);
-    tags(c, &mut r);
-    headers(c, &mut r);
-    markers(c, &mut r);
+    if holds.any(Holds::ANGLE | Holds::SQUARE) {
+        tags(c, &mut r);
+    }
+    if holds.any(Holds::HASH) {
+        headers(c, &mut r);
+    }
+    markers(c, holds, &mut r);
     padding(c, &mut r);
-    if !c.is_ascii() {
+    if holds.any(Holds::NON_ASCII) {
         phrases(c, &mut r);
     }
     if depth == 0 {
@@ -116,6 +121,62 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
         }
     }
     r
+}
+
+/// Which of the bytes that the passes over a text start from it holds,
+/// found in one pass over it: a pass that can find nothing without one of
+/// them is not made (tags, headers, markers, fences and addresses each
+/// looked for their bytes in a pass of their own, or searched the text
+/// line by line for nothing).
+#[derive(Clone, Copy)]
+pub(super) struct Holds(u8);
+
+impl Holds {
+    /// `:`, `@`, `+`: a URL, an e-mail address, a phone number.
+    pub(super) const ADDRESS: u8 = 1;
+    /// `<`: a tag, an HTML comment.
+    pub(super) const ANGLE: u8 = 1 << 1;
+    /// `[`: a tag (`[INST]`), a marker (`[[ADMIN]]`).
+    pub(super) const SQUARE: u8 = 1 << 2;
+    /// `{`: a marker (`{{#system}}`).
+    pub(super) const CURLY: u8 = 1 << 3;
+    /// `#`: a header, a banner line.
+    pub(super) const HASH: u8 = 1 << 4;
+    /// `=`, `-`, `~`, `+`: a banner line.
+    pub(super) const BANNER: u8 = 1 << 5;
+    /// A backtick or `~`: a code fence.
+    pub(super) const FENCE: u8 = 1 << 6;
+    /// A byte of a character beyond ASCII.
+    pub(super) const NON_ASCII: u8 = 1 << 7;
+
+    fn of(c: &str) -> Holds {
+        const CLASS: [u8; 256] = {
+            let mut t = [0u8; 256];
+            t[b':' as usize] = Holds::ADDRESS;
+            t[b'@' as usize] = Holds::ADDRESS;
+            t[b'+' as usize] = Holds::ADDRESS | Holds::BANNER;
+            t[b'<' as usize] = Holds::ANGLE;
+            t[b'[' as usize] = Holds::SQUARE;
+            t[b'{' as usize] = Holds::CURLY;
+            t[b'#' as usize] = Holds::HASH;
+            t[b'=' as usize] = Holds::BANNER;
+            t[b'-' as usize] = Holds::BANNER;
+            t[b'~' as usize] = Holds::BANNER | Holds::FENCE;
+            t[b'`' as usize] = Holds::FENCE;
+            let mut b = 0x80;
+            while b < 256 {
+                t[b] = Holds::NON_ASCII;
+                b += 1;
+            }
+            t
+        };
+        Holds(c.bytes().fold(0, |m, b| m | CLASS[usize::from(b)]))
+    }
+
+    /// Whether it holds a byte of any of the classes `mask`.
+    pub(super) fn any(self, mask: u8) -> bool {
+        self.0 & mask != 0
+    }
 }
 
 /// Consent bypassed in a text whose first sentence, or the sentence of

@@ -105,12 +105,12 @@ pub(super) fn clean(s: &str) -> (Cow<'_, str>, usize) {
 }
 
 /// URLs, e-mail addresses, phone numbers, hosts and accounts: spans
-/// taken as one token each.
-pub(super) fn specials(c: &str) -> Vec<(usize, usize, u32)> {
-    let b = c.as_bytes();
+/// taken as one token each. `addresses`: whether `c` holds a `:`, `@` or
+/// `+`, without which it has no URL, address or phone number.
+pub(super) fn specials(c: &str, addresses: bool) -> Vec<(usize, usize, u32)> {
     let mut out: Vec<(usize, usize, u32)> = Vec::new();
-    if b.iter().any(|x| matches!(x, b':' | b'@' | b'+')) {
-        addresses(c, &mut out);
+    if addresses {
+        self::addresses(c, &mut out);
     }
     hosts_and_accounts(c, &mut out);
     out.sort();
