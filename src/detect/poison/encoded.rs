@@ -5,6 +5,9 @@ use super::memo::Asker;
 use super::reading::{read, Reading};
 use super::signal::{shown, Signal};
 
+/// The shortest run of base64's or hex's alphabet [`blobs`] reads.
+pub(super) const MIN_RUN: usize = 20;
+
 /// Base64 and hex runs: decoded when they are text (and read again), or
 /// reported when long and random-looking.
 pub(super) fn blobs(
@@ -30,7 +33,7 @@ pub(super) fn blobs(
             e += 1;
         }
         let run = &c[s..i];
-        if run.len() < 20 || specials.iter().any(|&(a, z, _)| s < z && a < e) {
+        if run.len() < MIN_RUN || specials.iter().any(|&(a, z, _)| s < z && a < e) {
             continue;
         }
         let decoded = if run.len() >= 32

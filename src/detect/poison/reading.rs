@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 
-use super::encoded::blobs;
+use super::encoded::{blobs, MIN_RUN};
 use super::identifiers::{identifiers, Look};
 use super::markup::{fenced_commands, headers, markers, padding, tags};
 use super::memo::Asker;
@@ -98,7 +98,7 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     if holds.any(Holds::NON_ASCII) {
         phrases(c, &mut r);
     }
-    if depth == 0 {
+    if depth == 0 && holds.any(Holds::RUN) {
         blobs(c, &specials, ask, &mut r);
     }
     // Parameters this string names where data goes: quoted, after "as",
@@ -129,52 +129,75 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
 /// looked for their bytes in a pass of their own, or searched the text
 /// line by line for nothing).
 #[derive(Clone, Copy)]
-pub(super) struct Holds(u8);
+pub(super) struct Holds(u16);
 
 impl Holds {
     /// `:`, `@`, `+`: a URL, an e-mail address, a phone number.
-    pub(super) const ADDRESS: u8 = 1;
+    pub(super) const ADDRESS: u16 = 1;
     /// `<`: a tag, an HTML comment.
-    pub(super) const ANGLE: u8 = 1 << 1;
+    pub(super) const ANGLE: u16 = 1 << 1;
     /// `[`: a tag (`[INST]`), a marker (`[[ADMIN]]`).
-    pub(super) const SQUARE: u8 = 1 << 2;
+    pub(super) const SQUARE: u16 = 1 << 2;
     /// `{`: a marker (`{{#system}}`).
-    pub(super) const CURLY: u8 = 1 << 3;
+    pub(super) const CURLY: u16 = 1 << 3;
     /// `#`: a header, a banner line.
-    pub(super) const HASH: u8 = 1 << 4;
+    pub(super) const HASH: u16 = 1 << 4;
     /// `=`, `-`, `~`, `+`: a banner line.
-    pub(super) const BANNER: u8 = 1 << 5;
+    pub(super) const BANNER: u16 = 1 << 5;
     /// A backtick or `~`: a code fence.
-    pub(super) const FENCE: u8 = 1 << 6;
+    pub(super) const FENCE: u16 = 1 << 6;
     /// A byte of a character beyond ASCII.
-    pub(super) const NON_ASCII: u8 = 1 << 7;
+    pub(super) const NON_ASCII: u16 = 1 << 7;
+    /// A run of [`MIN_RUN`] bytes or more of the alphabet of base64 and
+    /// hex: what [`blobs`] reads.
+    pub(super) const RUN: u16 = 1 << 8;
+    /// A byte of that alphabet (letters, digits, `+/-_`).
+    const ALPHABET: u16 = 1 << 9;
 
     fn of(c: &str) -> Holds {
-        const CLASS: [u8; 256] = {
-            let mut t = [0u8; 256];
+        const CLASS: [u16; 256] = {
+            let mut t = [0u16; 256];
+            let mut b = 0;
+            while b < 128 {
+                if (b as u8).is_ascii_alphanumeric() {
+                    t[b] = Holds::ALPHABET;
+                }
+                b += 1;
+            }
             t[b':' as usize] = Holds::ADDRESS;
             t[b'@' as usize] = Holds::ADDRESS;
-            t[b'+' as usize] = Holds::ADDRESS | Holds::BANNER;
+            t[b'+' as usize] = Holds::ADDRESS | Holds::BANNER | Holds::ALPHABET;
+            t[b'/' as usize] = Holds::ALPHABET;
+            t[b'_' as usize] = Holds::ALPHABET;
             t[b'<' as usize] = Holds::ANGLE;
             t[b'[' as usize] = Holds::SQUARE;
             t[b'{' as usize] = Holds::CURLY;
             t[b'#' as usize] = Holds::HASH;
             t[b'=' as usize] = Holds::BANNER;
-            t[b'-' as usize] = Holds::BANNER;
+            t[b'-' as usize] = Holds::BANNER | Holds::ALPHABET;
             t[b'~' as usize] = Holds::BANNER | Holds::FENCE;
             t[b'`' as usize] = Holds::FENCE;
-            let mut b = 0x80;
+            b = 0x80;
             while b < 256 {
                 t[b] = Holds::NON_ASCII;
                 b += 1;
             }
             t
         };
-        Holds(c.bytes().fold(0, |m, b| m | CLASS[usize::from(b)]))
+        let (mut m, mut run) = (0, 0);
+        for b in c.bytes() {
+            let k = CLASS[usize::from(b)];
+            m |= k;
+            run = if k & Holds::ALPHABET != 0 { run + 1 } else { 0 };
+            if run >= MIN_RUN {
+                m |= Holds::RUN;
+            }
+        }
+        Holds(m)
     }
 
     /// Whether it holds a byte of any of the classes `mask`.
-    pub(super) fn any(self, mask: u8) -> bool {
+    pub(super) fn any(self, mask: u16) -> bool {
         self.0 & mask != 0
     }
 }
