@@ -195,14 +195,19 @@ const SHARDS: usize = 16;
 /// The readings of one run, by text (see the module comment).
 pub(super) struct Readings {
     /// The hash that picks a shard: keyed, as the tables' own hash is.
-    pick: RandomState,
+    /// foldhash, keyed by a random 64-bit seed drawn through the standard
+    /// library's `RandomState` (the system's randomness), as SipHash was:
+    /// foldhash is no PRF, but a scan shows no hash to anyone, so its key
+    /// cannot be learned from it; SipHash cost 0.3 G of a 2000x50 scan
+    /// (docs/performance.md, "Issue 26: a tree that borrows").
+    pick: foldhash::fast::FixedState,
     shards: [Mutex<Memo>; SHARDS],
 }
 
 impl Default for Readings {
     fn default() -> Readings {
         Readings {
-            pick: RandomState::new(),
+            pick: foldhash::fast::FixedState::with_seed(RandomState::new().hash_one(0u64)),
             shards: std::array::from_fn(|_| Mutex::new(Memo::default())),
         }
     }
