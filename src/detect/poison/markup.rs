@@ -151,6 +151,9 @@ pub(super) fn markers(c: &str, holds: Holds, r: &mut Reading) {
         }
         from = end + 3;
     }
+    // Frames of any delimiter, before the fences (which need a byte of
+    // their own).
+    framed(c, r);
     if !holds.any(Holds::FENCE) {
         return;
     }
@@ -194,7 +197,6 @@ pub(super) fn markers(c: &str, holds: Holds, r: &mut Reading) {
             );
         }
     }
-    framed(c, r);
 }
 
 /// A block between home-made delimiter lines that holds orders: an
