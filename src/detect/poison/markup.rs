@@ -39,8 +39,10 @@ pub(super) fn tags(c: &str, r: &mut Reading) {
         let body = rest.trim_start_matches(['/', '!']);
         let name_len = body
             .char_indices()
-            .find(|&(_, ch)| !(ch.is_alphanumeric() || matches!(ch, '_' | '-' | ' ')))
+            .find(|&(_, ch)| !(ch.is_alphanumeric() || matches!(ch, '_' | '-' | ' ' | '.' | ':')))
             .map_or(body.len(), |(k, _)| k);
+        // A name with a namespace or a dot (`<berth:directive>`,
+        // `<agent.policy>`) is a name too.
         if name_len == 0 || name_len > 40 || !body[name_len..].starts_with(close) {
             continue;
         }
@@ -210,6 +212,9 @@ pub(super) fn markers(c: &str, holds: Holds, r: &mut Reading) {
 /// front matter (`---` alone), bold (`**`), a code fence (read above),
 /// a table (`|---|`).
 fn framed(c: &str, r: &mut Reading) {
+    for line in c.lines() {
+        framed_inline(line, r);
+    }
     if !c.contains('\n') {
         return;
     }
@@ -231,6 +236,43 @@ fn framed(c: &str, r: &mut Reading) {
             );
         }
         k = end + 1;
+    }
+}
+
+/// A block inside one line between two equal runs of a symbol (`@@@
+/// model: ... @@@`, `%%% ... %%%`) that holds an order, after a label.
+fn framed_inline(line: &str, r: &mut Reading) {
+    let b = line.as_bytes();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut k = 0;
+    while k < b.len() {
+        let ch = b[k];
+        let mut e = k;
+        while e < b.len() && b[e] == ch {
+            e += 1;
+        }
+        if e - k >= 3 && b":%@=+~^!|<>*".contains(&ch) {
+            runs.push((k, e));
+        }
+        k = e;
+    }
+    for pair in runs.windows(2) {
+        let ((a, z), (a2, z2)) = (pair[0], pair[1]);
+        if b[a] != b[a2] || z - a != z2 - a2 {
+            continue;
+        }
+        let body = line[z..a2].trim();
+        let (label, rest) = match body.split_once(':') {
+            Some((l, rest)) if !l.trim().contains(' ') => (l.trim().to_ascii_lowercase(), rest),
+            _ => (String::new(), body),
+        };
+        if (!label.is_empty() && frames(&label)) || imperative(rest) {
+            r.hit(
+                Signal::InstructionMarker,
+                format!("a framed block that holds orders: {}", shown(&line[a..z2])),
+            );
+            return;
+        }
     }
 }
 
