@@ -212,13 +212,10 @@ pub(super) fn markers(c: &str, holds: Holds, r: &mut Reading) {
 /// front matter (`---` alone), bold (`**`), a code fence (read above),
 /// a table (`|---|`).
 fn framed(c: &str, r: &mut Reading) {
-    for line in c.lines() {
+    let lines: Vec<&str> = c.lines().map(str::trim).collect();
+    for line in &lines {
         framed_inline(line, r);
     }
-    if !c.contains('\n') {
-        return;
-    }
-    let lines: Vec<&str> = c.lines().map(str::trim).collect();
     let mut k = 0;
     while k < lines.len() {
         let Some(close) = opener(lines[k]) else {
@@ -243,7 +240,8 @@ fn framed(c: &str, r: &mut Reading) {
 /// model: ... @@@`, `%%% ... %%%`) that holds an order, after a label.
 fn framed_inline(line: &str, r: &mut Reading) {
     let b = line.as_bytes();
-    let mut runs: Vec<(usize, usize)> = Vec::new();
+    // The last run of three or more of one symbol, and where it ends.
+    let mut last: Option<(usize, usize)> = None;
     let mut k = 0;
     while k < b.len() {
         let ch = b[k];
@@ -252,27 +250,25 @@ fn framed_inline(line: &str, r: &mut Reading) {
             e += 1;
         }
         if e - k >= 3 && b":%@=+~^!|<>*".contains(&ch) {
-            runs.push((k, e));
+            if let Some((a, z)) = last.filter(|&(a, z)| b[a] == ch && z - a == e - k) {
+                let body = line[z..k].trim();
+                let (label, rest) = match body.split_once(':') {
+                    Some((l, rest)) if !l.trim().contains(' ') => {
+                        (l.trim().to_ascii_lowercase(), rest)
+                    }
+                    _ => (String::new(), body),
+                };
+                if (!label.is_empty() && frames(&label)) || imperative(rest) {
+                    r.hit(
+                        Signal::InstructionMarker,
+                        format!("a framed block that holds orders: {}", shown(&line[a..e])),
+                    );
+                    return;
+                }
+            }
+            last = Some((k, e));
         }
         k = e;
-    }
-    for pair in runs.windows(2) {
-        let ((a, z), (a2, z2)) = (pair[0], pair[1]);
-        if b[a] != b[a2] || z - a != z2 - a2 {
-            continue;
-        }
-        let body = line[z..a2].trim();
-        let (label, rest) = match body.split_once(':') {
-            Some((l, rest)) if !l.trim().contains(' ') => (l.trim().to_ascii_lowercase(), rest),
-            _ => (String::new(), body),
-        };
-        if (!label.is_empty() && frames(&label)) || imperative(rest) {
-            r.hit(
-                Signal::InstructionMarker,
-                format!("a framed block that holds orders: {}", shown(&line[a..z2])),
-            );
-            return;
-        }
     }
 }
 
@@ -300,7 +296,7 @@ fn opener(l: &str) -> Option<String> {
 
 /// Whether a line closes a block opened with `close`.
 fn closes(l: &str, close: &str) -> bool {
-    l.starts_with(close) || (close.len() == 2 && l.ends_with(close) && l.len() > 2 && close == "*/")
+    l.starts_with(close) || (close == "*/" && l.ends_with(close))
 }
 
 /// A line that starts with an order, after a leading clause of time or

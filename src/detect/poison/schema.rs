@@ -8,6 +8,7 @@ use super::signal::{shown, Signal, SignalsByPointer};
 use super::tables::{
     known_key, Words, ACTION_KEYS, COVERT, ORDER_WORDS, SECRET_WORDS, SOLICIT_WORDS,
 };
+use super::tokens::{BUCKET_SCHEMES, NETWORK_SCHEMES};
 use crate::json::{push_pointer_token, Members, Tree};
 
 pub(super) struct SchemaWalk<'a> {
@@ -438,34 +439,13 @@ fn receiving_url(s: &str) -> bool {
 /// and those of streams, logs and queues that data is sent to (`rtmp`,
 /// `udp`, `syslog`, `mqtt`...).
 fn external_url(s: &str) -> bool {
-    let s = s.trim();
-    let lower = s.to_ascii_lowercase();
-    let Some(rest) = [
-        "http://",
-        "https://",
-        "ws://",
-        "wss://",
-        "ftp://",
-        "ftps://",
-        "sftp://",
-        "rtmp://",
-        "rtmps://",
-        "udp://",
-        "tcp://",
-        "syslog://",
-        "mqtt://",
-        "mqtts://",
-        "amqp://",
-        "amqps://",
-        "smtp://",
-        "smtps://",
-        "s3://",
-        "gs://",
-    ]
-    .iter()
-    .find_map(|p| lower.strip_prefix(p)) else {
+    let lower = s.trim().to_ascii_lowercase();
+    let Some((scheme, rest)) = lower.split_once("://") else {
         return false;
     };
+    if !(NETWORK_SCHEMES.contains(&scheme) || BUCKET_SCHEMES.contains(&scheme)) {
+        return false;
+    }
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
     let host = host.rsplit('@').next().unwrap_or("");
     let host = if host.starts_with('[') {

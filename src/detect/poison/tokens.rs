@@ -104,6 +104,15 @@ pub(super) fn clean(s: &str) -> (Cow<'_, str>, usize) {
     }
 }
 
+/// Schemes of a URL that reaches a host over the network.
+pub(super) const NETWORK_SCHEMES: [&str; 18] = [
+    "http", "https", "ftp", "ftps", "ws", "wss", "sftp", "rtmp", "rtmps", "syslog", "mqtt",
+    "mqtts", "amqp", "amqps", "smtp", "smtps", "tcp", "udp",
+];
+
+/// Schemes of a URL that names a storage bucket (whose name has no dot).
+pub(super) const BUCKET_SCHEMES: [&str; 2] = ["s3", "gs"];
+
 /// URLs, e-mail addresses, phone numbers, hosts and accounts: spans
 /// taken as one token each. `addresses`: whether `c` holds a `:`, `@` or
 /// `+`, without which it has no URL, address or phone number.
@@ -149,28 +158,8 @@ fn addresses(c: &str, out: &mut Vec<(usize, usize, u32)>) {
         let scheme = c[s..k].to_ascii_lowercase();
         let host = c[k + 3..e].split(['/', '?', '#']).next().unwrap_or("");
         // A bucket's URL names the bucket, with no dot in it.
-        let bucket = matches!(scheme.as_str(), "s3" | "gs") && !host.is_empty();
-        let network = matches!(
-            scheme.as_str(),
-            "http"
-                | "https"
-                | "ftp"
-                | "ftps"
-                | "ws"
-                | "wss"
-                | "sftp"
-                | "rtmp"
-                | "rtmps"
-                | "syslog"
-                | "mqtt"
-                | "mqtts"
-                | "amqp"
-                | "amqps"
-                | "smtp"
-                | "smtps"
-                | "tcp"
-                | "udp"
-        );
+        let bucket = BUCKET_SCHEMES.contains(&scheme.as_str()) && !host.is_empty();
+        let network = NETWORK_SCHEMES.contains(&scheme.as_str());
         if bucket
             || network
                 && (host.contains('.') || host.starts_with("localhost") || host.starts_with('['))
