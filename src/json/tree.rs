@@ -77,6 +77,14 @@ impl<'a> Tree<'a> {
         }
     }
 
+    /// The boolean, if this is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Tree::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
     /// The object, if this is one.
     pub fn as_object(&self) -> Option<&Members<'a>> {
         match self {

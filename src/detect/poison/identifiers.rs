@@ -199,13 +199,32 @@ pub(super) fn identifiers(
 /// Whether the word before byte `at` (past spaces, quotes and backticks)
 /// is a verb that calls (`call`, `invoke`, `run`...), or a call named as a
 /// noun: "a call to `wallet_attest`", "calls of x".
+/// A tool, in the languages the rules read, and the articles before it.
+const TOOL_NOUNS: [&str; 6] = [
+    "tool",
+    "ferramenta",
+    "herramienta",
+    "outil",
+    "werkzeug",
+    "strumento",
+];
+const ARTICLES: [&str; 9] = ["the", "a", "la", "l", "das", "lo", "o", "le", "an"];
+
 fn after_call_verb(c: &str, at: usize, lex: &Lexicon) -> bool {
     let mut text = &c[..at];
     if let Some(ns) = text.strip_suffix("::") {
         // `geo::resolve_owner`: the verb comes before the namespace.
         text = ns.trim_end_matches(|ch: char| ch.is_ascii_alphanumeric() || ch == '_');
     }
-    let (word, before) = last_word(text);
+    let (mut word, mut before) = last_word(text);
+    // "call the tool x", "chame a ferramenta x": the verb comes before
+    // the word for a tool and its article.
+    if TOOL_NOUNS.iter().any(|n| n.eq_ignore_ascii_case(word)) {
+        (word, before) = last_word(before);
+        if ARTICLES.iter().any(|a| a.eq_ignore_ascii_case(word)) {
+            (word, before) = last_word(before);
+        }
+    }
     let calls = |w: &str| {
         !w.is_empty()
             && lex

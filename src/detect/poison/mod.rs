@@ -116,6 +116,7 @@ impl Detector for Poison {
                 params: Some(&mut params),
                 outputs: &mut outputs,
                 fixed_urls: &mut fixed_urls,
+                tool: Some(t.tool),
             };
             walk.schema(schema, &mut "/inputSchema".to_string(), None);
         }
@@ -125,6 +126,7 @@ impl Detector for Poison {
                 params: None,
                 outputs: &mut outputs,
                 fixed_urls: &mut Vec::new(),
+                tool: None,
             };
             walk.schema(schema, &mut "/outputSchema".to_string(), None);
         }
@@ -206,6 +208,15 @@ impl Detector for Poison {
     }
 }
 
+/// Whether a tool's name has a word of `RISKY` (`place_trade`,
+/// `deleteRecords`, `send_payment`).
+fn risky_name(name: &str) -> bool {
+    let lex = rules::lexicon();
+    names::ident_words(name)
+        .iter()
+        .any(|w| lex.ids.get(w.as_str()).is_some_and(|&id| lex.risky.has(id)))
+}
+
 /// A step of a JSON pointer, kept unbuilt until a finding needs it.
 #[derive(Clone, Copy)]
 enum Seg<'a> {
@@ -275,6 +286,15 @@ fn read_all<'a>(
             return;
         }
         let mut reading = readings.read(text, names);
+        if role == Role::Value {
+            if let Some(fixed) = slot_kind(path) {
+                if let Some((signal, span)) = reading::slot_order(text, fixed) {
+                    if !reading.hits.iter().any(|h| h.signal == signal) {
+                        reading.hits.push(Hit { signal, span });
+                    }
+                }
+            }
+        }
         // Most strings fire nothing: asked first, before the walk from the
         // root that `flag_description` makes.
         if reading.hits.is_empty() {
@@ -433,6 +453,26 @@ fn prose_shaped(key: &str) -> bool {
         }
     }
     separators >= 2 || words + usize::from(in_word) >= 3
+}
+
+/// Whether a value the model may copy verbatim into a call is the one
+/// sent when it chooses nothing (`default`, `const`: `Some(true)`), or one
+/// of several (`enum`, `examples`: `Some(false)`).
+fn slot_kind(path: &[Seg<'_>]) -> Option<bool> {
+    let key = |i: Option<usize>| match i.map(|i| path[i]) {
+        Some(Seg::Key(k)) => k,
+        _ => "",
+    };
+    let n = path.len();
+    if matches!(key(n.checked_sub(1)), "default" | "const") {
+        Some(true)
+    } else if matches!(key(n.checked_sub(1)), "example")
+        || matches!(key(n.checked_sub(2)), "enum" | "examples")
+    {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 /// A value the model may copy verbatim into a call.

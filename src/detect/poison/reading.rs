@@ -9,8 +9,8 @@ use super::encoded::{blobs, MIN_RUN};
 use super::identifiers::{identifiers, Look};
 use super::markup::{fenced_commands, headers, markers, padding, tags};
 use super::memo::Asker;
-use super::names::ident_words;
-use super::rules::{lexicon, run_patterns, Lexicon};
+use super::names::{self, ident_words};
+use super::rules::{lexicon, run_patterns, Lexicon, WordSet};
 use super::secrets::{mark_secrets, sensitive_paths};
 use super::signal::{shown, Hit, Signal};
 use super::tables::{PHRASES, SLOT_WORDS};
@@ -86,6 +86,9 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     mark_secrets(&mut toks, lex);
     run_patterns(c, &toks, lex, &mut r);
     fenced_commands(c, &mut r);
+    if holds.any(Holds::ADDRESS) || c.contains('=') {
+        consent_settings(c, &mut r);
+    }
     risky_consent(c, &toks, lex, &mut r);
     if holds.any(Holds::ANGLE | Holds::SQUARE) {
         tags(c, &mut r);
@@ -200,6 +203,154 @@ impl Holds {
     pub(super) fn any(self, mask: u16) -> bool {
         self.0 & mask != 0
     }
+}
+
+/// A `default`, `const`, `enum` or `examples` value written as an order, in
+/// the words of an identifier or of a phrase (`revoke_every_existing_key`,
+/// `csv_then_email_copy_to_x@y.example`, `read_dotenv_and_put_it_in_notes`,
+/// `TRUNCATE bookings CASCADE`): the model copies the value into its call
+/// as it stands, so what it says is done. A destruction counts only in a
+/// value that is sent when the model chooses nothing (`fixed`: a default,
+/// a const), of everything (`every`, `all`) or as SQL; one choice of an
+/// enum is an operation's name (`delete_table_row`). A send counts with an
+/// address in the value; a read with a secret and a hand-over.
+pub(super) fn slot_order(text: &str, fixed: bool) -> Option<(Signal, String)> {
+    let words = ident_words(text);
+    if words.len() < 3 {
+        return None;
+    }
+    let lex = lexicon();
+    let any = |set: &WordSet| {
+        words
+            .iter()
+            .any(|w| lex.ids.get(w.as_str()).is_some_and(|&id| set.has(id)))
+    };
+    let said = || {
+        format!(
+            "a value the model copies into its call is an order: {}",
+            shown(text)
+        )
+    };
+    let first = text.split_whitespace().next().unwrap_or("");
+    let sql = matches!(first, "TRUNCATE" | "DROP" | "DELETE");
+    let all = words
+        .iter()
+        .any(|w| matches!(w.as_str(), "every" | "all" | "entire" | "whole"));
+    if fixed && (sql || (all && any(&lex.destroys))) {
+        return Some((Signal::DestructiveStep, said()));
+    }
+    let address = text.contains("://")
+        || text
+            .split_once('@')
+            .is_some_and(|(who, at)| !who.is_empty() && at.contains('.'));
+    if address && any(&lex.send) {
+        return Some((Signal::ExfilDestination, said()));
+    }
+    // A read and a hand-over, not an operation's name (`get_temp_credentials`).
+    let secret = any(&lex.secret1) || words.iter().any(|w| SLOT_SECRETS.contains(&w.as_str()));
+    if words.len() >= 4 && secret && any(&lex.read) && any(&lex.collect) {
+        return Some((Signal::ReadSecret, said()));
+    }
+    None
+}
+
+/// Secrets by the word an identifier spells them with (`dotenv`, `netrc`).
+const SLOT_SECRETS: [&str; 8] = [
+    "dotenv",
+    "env",
+    "netrc",
+    "ssh",
+    "kubeconfig",
+    "pgpass",
+    "npmrc",
+    "keychain",
+];
+
+/// A setting written out in a text that turns the person's consent off:
+/// `require_confirmation=false`, `auto_approve: true`, `ask_user = no`.
+/// An identifier is one token to the patterns (its words are no words of
+/// the sentence), so the setting is read here, by its key's words and its
+/// value.
+fn consent_settings(c: &str, r: &mut Reading) {
+    let b = c.as_bytes();
+    for (at, _) in c.match_indices(['=', ':']) {
+        // The key: the identifier right before the sign.
+        let key_end = c[..at].trim_end_matches([' ', '"', '\'', '`']).len();
+        let key_start = c[..key_end]
+            .char_indices()
+            .rev()
+            .find(|&(_, ch)| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '-'))
+            .map_or(0, |(k, ch)| k + ch.len_utf8());
+        // The value: the word right after it.
+        let rest = c[at + 1..].trim_start_matches([' ', '"', '\'', '`', '=']);
+        let value_len = rest
+            .find(|ch: char| !ch.is_ascii_alphanumeric())
+            .unwrap_or(rest.len());
+        if key_start >= key_end || value_len == 0 || b.get(at + 1) == Some(&b'/') {
+            continue;
+        }
+        let words = names::ident_words(&c[key_start..key_end]);
+        let value = rest[..value_len].to_ascii_lowercase();
+        let on = matches!(
+            value.as_str(),
+            "true" | "yes" | "on" | "1" | "always" | "enabled"
+        );
+        let off = matches!(
+            value.as_str(),
+            "false" | "no" | "off" | "0" | "never" | "none" | "disabled"
+        );
+        if (on && skips_consent(&words)) || (off && needs_consent(&words)) {
+            let end = c.len() - rest.len() + value_len;
+            r.hit(
+                Signal::ConsentBypass,
+                format!(
+                    "a setting that turns consent off: {}",
+                    shown(&c[key_start..end])
+                ),
+            );
+        }
+    }
+}
+
+/// A key named for acting without the person's consent (`auto_approve`,
+/// `skip_confirmation`, `no_prompt`, `bypass_review`).
+pub(super) fn skips_consent(words: &[String]) -> bool {
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    let consent = [
+        "approve",
+        "approval",
+        "confirm",
+        "confirmation",
+        "consent",
+        "review",
+        "prompt",
+        "ask",
+        "signoff",
+        "accept",
+    ];
+    has(&[
+        "auto", "skip", "bypass", "no", "without", "disable", "suppress", "yolo",
+    ]) && has(&consent)
+}
+
+/// A key named for asking the person first (`require_confirmation`,
+/// `ask_user`, `approval_required`); not a bare `confirm`, which is the
+/// person's answer, false until they give it.
+pub(super) fn needs_consent(words: &[String]) -> bool {
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    words.len() >= 2
+        && has(&[
+            "require", "requires", "required", "ask", "prompt", "need", "needs", "must", "before",
+        ])
+        && has(&[
+            "confirmation",
+            "confirm",
+            "approval",
+            "consent",
+            "user",
+            "signoff",
+            "review",
+        ])
 }
 
 /// Consent bypassed in a text whose first sentence, or the sentence of

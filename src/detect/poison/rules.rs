@@ -157,6 +157,14 @@ pub(super) struct Lexicon {
     /// Actions that delete, send or pay (`RISKY`): consent bypassed for
     /// one of them is `unconfirmed-action`, wherever the text names it.
     pub(super) risky: WordSet,
+    /// Verbs of destruction in every form (`DESTROYS`), of sending
+    /// (`SEND`), of reading (`READ`) and of handing over (`COLLECT`): a
+    /// value the model copies that says one of them is an order carried
+    /// out (`reading::slot_order`).
+    pub(super) destroys: WordSet,
+    pub(super) send: WordSet,
+    pub(super) read: WordSet,
+    pub(super) collect: WordSet,
 }
 
 impl Lexicon {
@@ -291,6 +299,10 @@ fn build_lexicon() -> Lexicon {
         risky: classes["RISKY"].clone(),
         argnoun: classes["ARGNOUN"].clone(),
         call: classes["CALL"].clone(),
+        destroys: classes["DESTROYS"].clone(),
+        send: classes["SEND"].clone(),
+        read: classes["READ"].clone(),
+        collect: classes["COLLECT"].clone(),
         ids,
         patterns,
         by_word,

@@ -4,6 +4,7 @@
 //! unknown keywords that hold prose, and external URLs fixed as a value.
 
 use super::names::{fold, ident_words, Param};
+use super::reading::{needs_consent, skips_consent};
 use super::signal::{shown, Signal, SignalsByPointer};
 use super::tables::{
     known_key, Words, ACTION_KEYS, COVERT, ORDER_WORDS, SECRET_WORDS, SOLICIT_WORDS,
@@ -20,6 +21,10 @@ pub(super) struct SchemaWalk<'a> {
     /// as values (`enum`, `const`: `run_pipeline` of an `action`), folded:
     /// names of this tool's own, which its prose may use as it likes.
     pub(super) outputs: &'a mut Vec<String>,
+    /// The tool's name (none for an output schema): where it says the tool
+    /// deletes, sends, pays or trades, consent turned off by default is
+    /// consent to that.
+    pub(super) tool: Option<&'a str>,
     pub(super) fixed_urls: &'a mut Vec<String>,
 }
 
@@ -100,6 +105,7 @@ impl SchemaWalk<'_> {
                     }
                 }
                 "const" => {
+                    self.consent_default(val, at, name);
                     if let Some(url) = val.as_str().filter(|s| external_url(s)) {
                         self.fixed(at, url, "const");
                     }
@@ -119,6 +125,7 @@ impl SchemaWalk<'_> {
                     self.destination_values(val, at, name, "every enum value");
                 }
                 "default" => {
+                    self.consent_default(val, at, name);
                     if let Some(url) = val.as_str().filter(|s| external_url(s)) {
                         if name.is_some_and(destination_like) {
                             self.fixed(at, url, "default of a destination");
@@ -141,6 +148,33 @@ impl SchemaWalk<'_> {
                 }
             }
             at.truncate(len);
+        }
+    }
+
+    /// A flag whose fixed or default value acts without the person's
+    /// consent: `auto_approve` true, `require_confirmation` false.
+    fn consent_default(&mut self, val: &Tree<'_>, at: &str, name: Option<&str>) {
+        let (Some(name), Some(on)) = (name, val.as_bool()) else {
+            return;
+        };
+        let words = ident_words(name);
+        if (on && skips_consent(&words)) || (!on && needs_consent(&words)) {
+            self.signals.add(
+                at,
+                Signal::ConsentBypass,
+                format!(
+                    "`{}` is {on} unless the caller says otherwise: consent is off by default",
+                    shown(name)
+                ),
+            );
+            if self.tool.is_some_and(super::risky_name) {
+                self.signals.add(
+                    at,
+                    Signal::UnconfirmedAction,
+                    "consent is off by default for a tool whose name deletes, sends, pays or trades"
+                        .into(),
+                );
+            }
         }
     }
 
