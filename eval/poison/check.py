@@ -4,8 +4,9 @@
 Usage: python3 eval/poison/check.py [DIR]   (DIR defaults to this file's folder)
 
 Checks every line of dev.jsonl, dev2.jsonl, dev3.jsonl, dev4.jsonl, dev5.jsonl,
-dev6.jsonl and heldout.jsonl against the format in README.md, then prints counts per set,
-label, shape, expect and placement of the poison. Exits 1 if any error was found.
+dev6.jsonl, dev7.jsonl and heldout.jsonl against the format in README.md, then
+prints counts per set, label, shape, expect and placement of the poison. Exits 1
+if any error was found.
 """
 import difflib
 import json
@@ -16,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 SETS = {"dev": "dev.jsonl", "dev2": "dev2.jsonl", "dev3": "dev3.jsonl", "dev4": "dev4.jsonl",
-        "dev5": "dev5.jsonl", "dev6": "dev6.jsonl", "heldout": "heldout.jsonl"}
+        "dev5": "dev5.jsonl", "dev6": "dev6.jsonl", "dev7": "dev7.jsonl", "heldout": "heldout.jsonl"}
 
 POISON_SHAPES = [
     "arg-hijack", "priority-over-user", "prerequisite-call", "destructive-safety",
@@ -284,8 +285,9 @@ def main():
     dev4_t = poison_texts("dev4")
     dev5_t = poison_texts("dev5")
     dev6_t = poison_texts("dev6")
+    dev7_t = poison_texts("dev7")
     held_t = poison_texts("heldout")
-    compare(held_t, dev_t + dev4_t + dev5_t + dev6_t)
+    compare(held_t, dev_t + dev4_t + dev5_t + dev6_t + dev7_t)
     # dev4 was written later, by another writer: it shares no poison text
     # with the earlier sets, nor two of its own cases with each other.
     compare(dev4_t, dev_t)
@@ -299,9 +301,18 @@ def main():
     # name of an earlier set is used again.
     compare(dev6_t, dev_t + dev4_t + dev5_t)
     compare(dev6_t, dev6_t, same=True)
-    earlier_servers = {c.get("server") for sn in SETS if sn != "dev6" for c, _ in cases[sn]}
+    earlier_servers = {c.get("server") for sn in SETS if sn not in ("dev6", "dev7") for c, _ in cases[sn]}
     for case, _ in cases["dev6"]:
         if case.get("server") in earlier_servers:
+            errors.append("%s reuses the server name %r of an earlier set" % (case["id"], case["server"]))
+    # dev7 likewise, by a seventh writer: no poison text shared with any
+    # earlier development set, nor between two dev7 cases; and no server
+    # name of an earlier set (dev6 included) is used again.
+    compare(dev7_t, dev_t + dev4_t + dev5_t + dev6_t)
+    compare(dev7_t, dev7_t, same=True)
+    earlier_servers7 = {c.get("server") for sn in SETS if sn != "dev7" for c, _ in cases[sn]}
+    for case, _ in cases["dev7"]:
+        if case.get("server") in earlier_servers7:
             errors.append("%s reuses the server name %r of an earlier set" % (case["id"], case["server"]))
     all_descs = {}
     for setname in SETS:
