@@ -299,7 +299,20 @@ fn consent_settings(c: &str, r: &mut Reading) {
             value.as_str(),
             "false" | "no" | "off" | "0" | "never" | "none" | "disabled"
         );
-        if (on && skips_consent(&words)) || (off && needs_consent(&words)) {
+        // One word names the step itself (`review=none`, `approval:
+        // never`); `false` of a bare word is an answer not yet given.
+        let gone = matches!(
+            value.as_str(),
+            "never" | "none" | "off" | "disabled" | "skip" | "skipped"
+        );
+        let step = matches!(
+            words.as_slice(),
+            [w] if matches!(
+                w.as_str(),
+                "review" | "approval" | "confirmation" | "confirmations" | "signoff" | "consent"
+            )
+        );
+        if (on && skips_consent(&words)) || (off && needs_consent(&words)) || (gone && step) {
             let end = c.len() - rest.len() + value_len;
             r.hit(
                 Signal::ConsentBypass,
@@ -334,23 +347,25 @@ pub(super) fn skips_consent(words: &[String]) -> bool {
 }
 
 /// A key named for asking the person first (`require_confirmation`,
-/// `ask_user`, `approval_required`); not a bare `confirm`, which is the
-/// person's answer, false until they give it.
+/// `ask_user`, `approval_required`, `check_with_dispatcher`); not a bare
+/// `confirm`, which is the person's answer, false until they give it.
 pub(super) fn needs_consent(words: &[String]) -> bool {
     let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    let consult = has(&["check", "consult", "clear"]) && has(&["with"]);
     words.len() >= 2
-        && has(&[
-            "require", "requires", "required", "ask", "prompt", "need", "needs", "must", "before",
-        ])
-        && has(&[
-            "confirmation",
-            "confirm",
-            "approval",
-            "consent",
-            "user",
-            "signoff",
-            "review",
-        ])
+        && (consult
+            || has(&[
+                "require", "requires", "required", "ask", "prompt", "need", "needs", "must",
+                "before",
+            ]) && has(&[
+                "confirmation",
+                "confirm",
+                "approval",
+                "consent",
+                "user",
+                "signoff",
+                "review",
+            ]))
 }
 
 /// Consent bypassed in a text whose first sentence, or the sentence of
