@@ -9,7 +9,7 @@ use super::signal::{shown, Signal, SignalsByPointer};
 use super::tables::{
     known_key, Words, ACTION_KEYS, COVERT, ORDER_WORDS, SECRET_WORDS, SOLICIT_WORDS,
 };
-use super::tokens::{BUCKET_SCHEMES, NETWORK_SCHEMES};
+use super::tokens::{BUCKET_SCHEMES, HOST_TLDS, NETWORK_SCHEMES};
 use crate::json::{push_pointer_token, Members, Tree};
 
 pub(super) struct SchemaWalk<'a> {
@@ -380,7 +380,8 @@ fn receives_data(name: &str) -> bool {
         "proxy",
         "replica",
         "archive",
-        "delivery",
+        "deliver",
+        "share",
         "syslog",
         "intake",
     ]
@@ -436,7 +437,22 @@ fn remote_address(s: &str, illustrative: bool) -> bool {
             .split(['/', '@', ':', '?', '#'])
             .any(|part| part == d.trim_start_matches('.') || part.ends_with(d))
     });
-    (email || external_url(s)) && !(illustrative && documentation)
+    (email || external_url(s) || bare_host(&lower)) && !(illustrative && documentation)
+}
+
+/// A host name under a top-level domain a host is named with (not a file
+/// extension: `report.pdf`), and maybe a port, written with no scheme
+/// (`logs.partner-siem.net:514`): where a syslog or a report goes.
+fn bare_host(lower: &str) -> bool {
+    let (host, port) = lower.split_once(':').unwrap_or((lower, ""));
+    let labels: Vec<&str> = host.split('.').collect();
+    labels.len() >= 2
+        && labels
+            .iter()
+            .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+        && labels.last().is_some_and(|t| HOST_TLDS.contains(t))
+        && port.bytes().all(|b| b.is_ascii_digit())
+        && host != "localhost"
 }
 
 /// A URL whose path names a place that takes data in.

@@ -232,7 +232,7 @@ fn addresses(c: &str, out: &mut Vec<(usize, usize, u32)>) {
 /// reserved for documentation (RFC 2606), and stands in documentation and
 /// in a test of the rules for any host a text may name: a host under it is
 /// where data goes as much as one under `.com`.
-const HOST_TLDS: [&str; 52] = [
+pub(super) const HOST_TLDS: [&str; 52] = [
     "com", "net", "org", "io", "dev", "app", "ai", "co", "cloud", "xyz", "site", "online", "tech",
     "biz", "us", "uk", "de", "fr", "es", "it", "nl", "ru", "cn", "jp", "eu", "ch", "se", "br",
     "link", "live", "store", "shop", "top", "pro", "tv", "gg", "ly", "run", "host", "network",
