@@ -385,14 +385,25 @@ fn risky_consent(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
         .filter_map(|h| c.find(h.span.as_str()))
         .filter_map(|at| toks.iter().find(|t| t.start >= at).map(|t| t.clause))
         .collect();
+    let risky = |t: &Tok| t.flags & (PROPREF | CODE) == 0 && lex.risky.has(t.id);
+    let in_clause = |n: u32, f: &dyn Fn(&Tok) -> bool| toks.iter().any(|t| t.clause == n && f(t));
+    // A bypass whose own clause names a harmless action ("fetch the next
+    // page without asking", "a timed-out call may be repeated without
+    // asking") is of that action, not of a send or a payment named nearby.
+    let harmless = |t: &Tok| {
+        HARMLESS
+            .iter()
+            .any(|w| c[t.start..t.end].eq_ignore_ascii_case(w))
+    };
+    let near: Vec<u32> = near
+        .into_iter()
+        .filter(|&n| in_clause(n, &risky) || !in_clause(n, &harmless))
+        .collect();
     if near.is_empty() {
         return;
     }
     let close = |k: u32| k == 0 || near.iter().any(|&n| k + 1 >= n && k <= n + 1);
-    if let Some(t) = toks
-        .iter()
-        .find(|t| close(t.clause) && t.flags & (PROPREF | CODE) == 0 && lex.risky.has(t.id))
-    {
+    if let Some(t) = toks.iter().find(|t| close(t.clause) && risky(t)) {
         r.hit(
             Signal::UnconfirmedAction,
             format!(
@@ -402,6 +413,13 @@ fn risky_consent(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
         );
     }
 }
+
+/// Actions that read, repeat or reshape: consent bypassed for one of them
+/// is not consent to a send or a deletion named in the next sentence.
+const HARMLESS: [&str; 16] = [
+    "fetch", "read", "list", "get", "search", "view", "show", "page", "repeat", "repeated",
+    "retry", "retried", "convert", "format", "lint", "paginate",
+];
 
 /// The [`PHRASES`] in `c`, read in one pass: each at its first place, in
 /// the order of the table.
