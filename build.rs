@@ -25,7 +25,7 @@ const FLAGS: [&str; 16] = [
 ];
 
 /// Word lists the code reads by name.
-const LISTS: [&str; 29] = [
+const LISTS: [&str; 39] = [
     "known_keys",
     "covert",
     "secret_words",
@@ -55,6 +55,16 @@ const LISTS: [&str; 29] = [
     "destination_words",
     "joiners",
     "copy_verbs",
+    "consent_skip",
+    "consent_words",
+    "consent_need",
+    "consent_need_of",
+    "consent_consult",
+    "consent_steps",
+    "slot_secrets",
+    "harmless_actions",
+    "tool_nouns",
+    "tool_articles",
 ];
 
 /// What a signal can say a text asks for (`Ask` in

@@ -6,7 +6,7 @@ use super::code::code_spans;
 use super::memo::Asker;
 use super::names::ident_words;
 use super::rules::Lexicon;
-use super::tables::{ACTION_KEYS, NOT_NAMES, SECRET_WORDS, TOOL_VERBS};
+use super::tables::{ACTION_KEYS, NOT_NAMES, SECRET_WORDS, TOOL_ARTICLES, TOOL_NOUNS, TOOL_VERBS};
 use super::tokens::{punctuation, Tok, CODE, COLON, PROPREF, QUOTED, TOOLOWN, TOOLX};
 
 /// What [`identifiers`] looks for.
@@ -198,18 +198,8 @@ pub(super) fn identifiers(
 
 /// Whether the word before byte `at` (past spaces, quotes and backticks)
 /// is a verb that calls (`call`, `invoke`, `run`...), or a call named as a
-/// noun: "a call to `wallet_attest`", "calls of x".
-/// A tool, in the languages the rules read, and the articles before it.
-const TOOL_NOUNS: [&str; 6] = [
-    "tool",
-    "ferramenta",
-    "herramienta",
-    "outil",
-    "werkzeug",
-    "strumento",
-];
-const ARTICLES: [&str; 9] = ["the", "a", "la", "l", "das", "lo", "o", "le", "an"];
-
+/// noun: "a call to `wallet_attest`", "calls of x"; past the word for a
+/// tool and its article ("call the tool x", "chame a ferramenta x").
 fn after_call_verb(c: &str, at: usize, lex: &Lexicon) -> bool {
     let mut text = &c[..at];
     if let Some(ns) = text.strip_suffix("::") {
@@ -221,7 +211,7 @@ fn after_call_verb(c: &str, at: usize, lex: &Lexicon) -> bool {
     // the word for a tool and its article.
     if TOOL_NOUNS.iter().any(|n| n.eq_ignore_ascii_case(word)) {
         (word, before) = last_word(before);
-        if ARTICLES.iter().any(|a| a.eq_ignore_ascii_case(word)) {
+        if TOOL_ARTICLES.iter().any(|a| a.eq_ignore_ascii_case(word)) {
             (word, before) = last_word(before);
         }
     }

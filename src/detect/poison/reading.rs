@@ -13,7 +13,10 @@ use super::names::{self, ident_words};
 use super::rules::{lexicon, run_patterns, Lexicon, WordSet};
 use super::secrets::{mark_secrets, sensitive_paths};
 use super::signal::{shown, Hit, Signal};
-use super::tables::{PHRASES, SLOT_WORDS};
+use super::tables::{
+    Words, CONSENT_CONSULT, CONSENT_NEED, CONSENT_NEED_OF, CONSENT_SKIP, CONSENT_STEPS,
+    CONSENT_WORDS, HARMLESS_ACTIONS, PHRASES, SLOT_SECRETS, SLOT_WORDS,
+};
 use super::tokens::{
     clean, specials, tokenize, Tok, CODE, INPATH, PATHDIR, PROPREF, QUOTED, SENSPATH, URL,
 };
@@ -247,24 +250,12 @@ pub(super) fn slot_order(text: &str, fixed: bool) -> Option<(Signal, String)> {
         return Some((Signal::ExfilDestination, said()));
     }
     // A read and a hand-over, not an operation's name (`get_temp_credentials`).
-    let secret = any(&lex.secret1) || words.iter().any(|w| SLOT_SECRETS.contains(&w.as_str()));
+    let secret = any(&lex.secret1) || words.iter().any(|w| SLOT_SECRETS.contains(w));
     if words.len() >= 4 && secret && any(&lex.read) && any(&lex.collect) {
         return Some((Signal::ReadSecret, said()));
     }
     None
 }
-
-/// Secrets by the word an identifier spells them with (`dotenv`, `netrc`).
-const SLOT_SECRETS: [&str; 8] = [
-    "dotenv",
-    "env",
-    "netrc",
-    "ssh",
-    "kubeconfig",
-    "pgpass",
-    "npmrc",
-    "keychain",
-];
 
 /// A setting written out in a text that turns the person's consent off:
 /// `require_confirmation=false`, `auto_approve: true`, `ask_user = no`.
@@ -305,13 +296,7 @@ fn consent_settings(c: &str, r: &mut Reading) {
             value.as_str(),
             "never" | "none" | "off" | "disabled" | "skip" | "skipped"
         );
-        let step = matches!(
-            words.as_slice(),
-            [w] if matches!(
-                w.as_str(),
-                "review" | "approval" | "confirmation" | "confirmations" | "signoff" | "consent"
-            )
-        );
+        let step = matches!(words.as_slice(), [w] if CONSENT_STEPS.contains(w));
         if (on && skips_consent(&words)) || (off && needs_consent(&words)) || (gone && step) {
             let end = c.len() - rest.len() + value_len;
             r.hit(
@@ -328,44 +313,17 @@ fn consent_settings(c: &str, r: &mut Reading) {
 /// A key named for acting without the person's consent (`auto_approve`,
 /// `skip_confirmation`, `no_prompt`, `bypass_review`).
 pub(super) fn skips_consent(words: &[String]) -> bool {
-    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
-    let consent = [
-        "approve",
-        "approval",
-        "confirm",
-        "confirmation",
-        "consent",
-        "review",
-        "prompt",
-        "ask",
-        "signoff",
-        "accept",
-    ];
-    has(&[
-        "auto", "skip", "bypass", "no", "without", "disable", "suppress", "yolo",
-    ]) && has(&consent)
+    let has = |list: Words| words.iter().any(|w| list.contains(w));
+    has(CONSENT_SKIP) && has(CONSENT_WORDS)
 }
 
 /// A key named for asking the person first (`require_confirmation`,
 /// `ask_user`, `approval_required`, `check_with_dispatcher`); not a bare
 /// `confirm`, which is the person's answer, false until they give it.
 pub(super) fn needs_consent(words: &[String]) -> bool {
-    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
-    let consult = has(&["check", "consult", "clear"]) && has(&["with"]);
-    words.len() >= 2
-        && (consult
-            || has(&[
-                "require", "requires", "required", "ask", "prompt", "need", "needs", "must",
-                "before",
-            ]) && has(&[
-                "confirmation",
-                "confirm",
-                "approval",
-                "consent",
-                "user",
-                "signoff",
-                "review",
-            ]))
+    let has = |list: Words| words.iter().any(|w| list.contains(w));
+    let consult = has(CONSENT_CONSULT) && words.iter().any(|w| w == "with");
+    words.len() >= 2 && (consult || has(CONSENT_NEED) && has(CONSENT_NEED_OF))
 }
 
 /// Consent bypassed in a text whose first sentence, or the sentence of
@@ -391,7 +349,7 @@ fn risky_consent(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
     // page without asking", "a timed-out call may be repeated without
     // asking") is of that action, not of a send or a payment named nearby.
     let harmless = |t: &Tok| {
-        HARMLESS
+        HARMLESS_ACTIONS
             .iter()
             .any(|w| c[t.start..t.end].eq_ignore_ascii_case(w))
     };
@@ -413,13 +371,6 @@ fn risky_consent(c: &str, toks: &[Tok], lex: &Lexicon, r: &mut Reading) {
         );
     }
 }
-
-/// Actions that read, repeat or reshape: consent bypassed for one of them
-/// is not consent to a send or a deletion named in the next sentence.
-const HARMLESS: [&str; 16] = [
-    "fetch", "read", "list", "get", "search", "view", "show", "page", "repeat", "repeated",
-    "retry", "retried", "convert", "format", "lint", "paginate",
-];
 
 /// The [`PHRASES`] in `c`, read in one pass: each at its first place, in
 /// the order of the table.
