@@ -212,9 +212,7 @@ impl Detector for Poison {
 /// `deleteRecords`, `send_payment`).
 fn risky_name(name: &str) -> bool {
     let lex = rules::lexicon();
-    names::ident_words(name)
-        .iter()
-        .any(|w| lex.ids.get(w.as_str()).is_some_and(|&id| lex.risky.has(id)))
+    lex.any_of(&lex.risky, &names::ident_words(name))
 }
 
 /// A step of a JSON pointer, kept unbuilt until a finding needs it.
@@ -321,7 +319,7 @@ fn read_all<'a>(
         let entry = signals.entry(&at);
         entry.read(text);
         entry.hits.extend(reading.hits);
-        if role == Role::Value && is_value_slot(path) {
+        if role == Role::Value && slot_kind(path).is_some() {
             entry.hits.push(Hit {
                 signal: Signal::ValueSlotProse,
                 span: "a value the model may copy into its call reads as an instruction".into(),
@@ -455,9 +453,9 @@ fn prose_shaped(key: &str) -> bool {
     separators >= 2 || words + usize::from(in_word) >= 3
 }
 
-/// Whether a value the model may copy verbatim into a call is the one
-/// sent when it chooses nothing (`default`, `const`: `Some(true)`), or one
-/// of several (`enum`, `examples`: `Some(false)`).
+/// Whether a string is a value the model may copy verbatim into a call:
+/// the one sent when it chooses nothing (`default`, `const`:
+/// `Some(true)`), or one of several (`enum`, `examples`: `Some(false)`).
 fn slot_kind(path: &[Seg<'_>]) -> Option<bool> {
     let key = |i: Option<usize>| match i.map(|i| path[i]) {
         Some(Seg::Key(k)) => k,
@@ -473,17 +471,6 @@ fn slot_kind(path: &[Seg<'_>]) -> Option<bool> {
     } else {
         None
     }
-}
-
-/// A value the model may copy verbatim into a call.
-fn is_value_slot(path: &[Seg<'_>]) -> bool {
-    let key = |i: Option<usize>| match i.map(|i| path[i]) {
-        Some(Seg::Key(k)) => k,
-        _ => "",
-    };
-    let n = path.len();
-    matches!(key(n.checked_sub(1)), "default" | "const" | "example")
-        || matches!(key(n.checked_sub(2)), "enum" | "examples")
 }
 
 #[cfg(test)]

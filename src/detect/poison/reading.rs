@@ -9,7 +9,7 @@ use super::encoded::{blobs, MIN_RUN};
 use super::identifiers::{identifiers, Look};
 use super::markup::{fenced_commands, headers, markers, padding, tags};
 use super::memo::Asker;
-use super::names::{self, ident_words};
+use super::names::ident_words;
 use super::rules::{lexicon, run_patterns, Lexicon, WordSet};
 use super::secrets::{mark_secrets, sensitive_paths};
 use super::signal::{shown, Hit, Signal};
@@ -89,7 +89,7 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     mark_secrets(&mut toks, lex);
     run_patterns(c, &toks, lex, &mut r);
     fenced_commands(c, &mut r);
-    if holds.any(Holds::ADDRESS) || c.contains('=') {
+    if holds.any(Holds::ADDRESS | Holds::EQUALS) {
         consent_settings(c, &mut r);
     }
     risky_consent(c, &toks, lex, &mut r);
@@ -159,6 +159,8 @@ impl Holds {
     pub(super) const RUN: u16 = 1 << 8;
     /// A byte of that alphabet (letters, digits, `+/-_`).
     const ALPHABET: u16 = 1 << 9;
+    /// `=`: a setting written out (`require_confirmation=false`).
+    pub(super) const EQUALS: u16 = 1 << 10;
 
     fn of(c: &str) -> Holds {
         const CLASS: [u16; 256] = {
@@ -179,7 +181,7 @@ impl Holds {
             t[b'[' as usize] = Holds::SQUARE;
             t[b'{' as usize] = Holds::CURLY;
             t[b'#' as usize] = Holds::HASH;
-            t[b'=' as usize] = Holds::BANNER;
+            t[b'=' as usize] = Holds::BANNER | Holds::EQUALS;
             t[b'-' as usize] = Holds::BANNER | Holds::ALPHABET;
             t[b'~' as usize] = Holds::BANNER | Holds::FENCE;
             t[b'`' as usize] = Holds::FENCE;
@@ -218,16 +220,13 @@ impl Holds {
 /// enum is an operation's name (`delete_table_row`). A send counts with an
 /// address in the value; a read with a secret and a hand-over.
 pub(super) fn slot_order(text: &str, fixed: bool) -> Option<(Signal, String)> {
-    let words = ident_words(text);
-    if words.len() < 3 {
+    // Counted before the words are made: most values are a word or two.
+    if crate::detect::text::identifier_word_count(text) < 3 {
         return None;
     }
+    let words = ident_words(text);
     let lex = lexicon();
-    let any = |set: &WordSet| {
-        words
-            .iter()
-            .any(|w| lex.ids.get(w.as_str()).is_some_and(|&id| set.has(id)))
-    };
+    let any = |set: &WordSet| lex.any_of(set, &words);
     let said = || {
         format!(
             "a value the model copies into its call is an order: {}",
@@ -280,7 +279,7 @@ fn consent_settings(c: &str, r: &mut Reading) {
         if key_start >= key_end || value_len == 0 || b.get(at + 1) == Some(&b'/') {
             continue;
         }
-        let words = names::ident_words(&c[key_start..key_end]);
+        let words = ident_words(&c[key_start..key_end]);
         let value = rest[..value_len].to_ascii_lowercase();
         let on = matches!(
             value.as_str(),

@@ -168,6 +168,13 @@ pub(super) struct Lexicon {
 }
 
 impl Lexicon {
+    /// Whether one of `words` (lower case) is in `set`.
+    pub(super) fn any_of(&self, set: &WordSet, words: &[String]) -> bool {
+        words
+            .iter()
+            .any(|w| self.ids.get(w.as_str()).is_some_and(|&id| set.has(id)))
+    }
+
     /// False when no word of the lexicon has this length, first and last
     /// letter (in either case, as ASCII has no letter whose lowercase
     /// differs in length): most words of a text are looked up no further.
