@@ -4,9 +4,9 @@
 Usage: python3 eval/poison/check.py [DIR]   (DIR defaults to this file's folder)
 
 Checks every line of dev.jsonl, dev2.jsonl, dev3.jsonl, dev4.jsonl, dev5.jsonl,
-dev6.jsonl, dev7.jsonl, dev8.jsonl and heldout.jsonl against the format in
-README.md, then prints counts per set, label, shape, expect and placement of the
-poison. Exits 1 if any error was found.
+dev6.jsonl, dev7.jsonl, dev8.jsonl, dev9.jsonl and heldout.jsonl against the
+format in README.md, then prints counts per set, label, shape, expect and
+placement of the poison. Exits 1 if any error was found.
 """
 import difflib
 import json
@@ -18,7 +18,7 @@ from pathlib import Path
 
 SETS = {"dev": "dev.jsonl", "dev2": "dev2.jsonl", "dev3": "dev3.jsonl", "dev4": "dev4.jsonl",
         "dev5": "dev5.jsonl", "dev6": "dev6.jsonl", "dev7": "dev7.jsonl", "dev8": "dev8.jsonl",
-        "heldout": "heldout.jsonl"}
+        "dev9": "dev9.jsonl", "heldout": "heldout.jsonl"}
 
 POISON_SHAPES = [
     "arg-hijack", "priority-over-user", "prerequisite-call", "destructive-safety",
@@ -288,8 +288,9 @@ def main():
     dev6_t = poison_texts("dev6")
     dev7_t = poison_texts("dev7")
     dev8_t = poison_texts("dev8")
+    dev9_t = poison_texts("dev9")
     held_t = poison_texts("heldout")
-    compare(held_t, dev_t + dev4_t + dev5_t + dev6_t + dev7_t + dev8_t)
+    compare(held_t, dev_t + dev4_t + dev5_t + dev6_t + dev7_t + dev8_t + dev9_t)
     # dev4 was written later, by another writer: it shares no poison text
     # with the earlier sets, nor two of its own cases with each other.
     compare(dev4_t, dev_t)
@@ -312,7 +313,7 @@ def main():
     # name of an earlier set (dev6 included) is used again.
     compare(dev7_t, dev_t + dev4_t + dev5_t + dev6_t)
     compare(dev7_t, dev7_t, same=True)
-    earlier_servers7 = {c.get("server") for sn in SETS if sn not in ("dev7", "dev8") for c, _ in cases[sn]}
+    earlier_servers7 = {c.get("server") for sn in SETS if sn not in ("dev7", "dev8", "dev9") for c, _ in cases[sn]}
     for case, _ in cases["dev7"]:
         if case.get("server") in earlier_servers7:
             errors.append("%s reuses the server name %r of an earlier set" % (case["id"], case["server"]))
@@ -322,9 +323,19 @@ def main():
     # name of an earlier set is used again.
     compare(dev8_t, dev_t + dev4_t + dev5_t + dev6_t + dev7_t)
     compare(dev8_t, dev8_t, same=True)
-    earlier_servers8 = {c.get("server") for sn in SETS if sn != "dev8" for c, _ in cases[sn]}
+    earlier_servers8 = {c.get("server") for sn in SETS if sn not in ("dev8", "dev9") for c, _ in cases[sn]}
     for case, _ in cases["dev8"]:
         if case.get("server") in earlier_servers8:
+            errors.append("%s reuses the server name %r of an earlier set" % (case["id"], case["server"]))
+    # dev9 likewise, by a ninth writer: no poison text shared with any
+    # earlier development set (dev8 included) or with the held-out set (the
+    # held-out comparison above), nor between two dev9 cases; and no server
+    # name of an earlier set is used again.
+    compare(dev9_t, dev_t + dev4_t + dev5_t + dev6_t + dev7_t + dev8_t)
+    compare(dev9_t, dev9_t, same=True)
+    earlier_servers9 = {c.get("server") for sn in SETS if sn != "dev9" for c, _ in cases[sn]}
+    for case, _ in cases["dev9"]:
+        if case.get("server") in earlier_servers9:
             errors.append("%s reuses the server name %r of an earlier set" % (case["id"], case["server"]))
     all_descs = {}
     for setname in SETS:
