@@ -25,7 +25,7 @@ temporary folder outside any git repository, so that no findings memo of a
 checkout's .git/kams answers for the binary.
 
   scripts/detection_eval.py [--bin target/debug/git-kams] [--corpus ../shared/corpus]
-                            [--sets dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8,heldout] [--misses dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8] [--real-findings]
+                            [--sets dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8,dev9,heldout] [--misses dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8,dev9] [--real-findings]
                             [--markdown] [--update docs/detection.md]
 
 --markdown prints exactly the "Measured" section of docs/detection.md:
@@ -356,10 +356,11 @@ says how the sets were written). A poison case is found at a severity when
 any `poison`, `hidden`, `squat` or `shadow` finding of it is at that
 severity or above; a benign case with one at high or above is a false
 positive. `dev` to `dev8` are the sets the rules are tuned on (`dev2` to
-`dev8` were written later, each by a writer who had not read the
+`dev9` were written later, each by a writer who had not read the
 detector; eval/poison/README.md gives what each scored before any rule
-saw it: `dev8`, the latest, 65.0 % at medium or above and 60.0 % at high;
-no rule has been tuned to it yet);
+saw it). `dev9`, the latest, is not tuned on yet: it scored 58.3 % at
+medium or above and 55.0 % at high both before and after the
+`compound-ask` rules written from `dev8`'s misses;
 `heldout` is never read, only counted.
 """
 
@@ -377,7 +378,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "git-kams"))
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
-    ap.add_argument("--sets", default="dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8,heldout")
+    ap.add_argument("--sets", default="dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8,dev9,heldout")
     ap.add_argument("--misses", default="", help="sets whose misses and false positives to list (never heldout)")
     ap.add_argument("--real-findings", action="store_true", help="list high findings on real tools")
     ap.add_argument("--markdown", action="store_true", help="print the Measured section of docs/detection.md")
