@@ -60,7 +60,12 @@ impl SchemaWalk<'_> {
                             if k == "properties" {
                                 self.param(prop, at);
                             }
-                            self.schema(sub, at, Some(prop));
+                            // A field of an object that receives data
+                            // (`sink.url`, `webhook.endpoint`) receives it.
+                            let inherited = name
+                                .filter(|p| k == "properties" && receives_data(p))
+                                .map(|p| format!("{p}_{prop}"));
+                            self.schema(sub, at, Some(inherited.as_deref().unwrap_or(prop)));
                             at.truncate(l2);
                         }
                     }
@@ -455,12 +460,29 @@ fn bare_host(lower: &str) -> bool {
         && host != "localhost"
 }
 
-/// A URL whose path names a place that takes data in.
+/// A URL whose path names a place that takes data in, or whose scheme
+/// only carries data one way, to the host (a syslog, a message queue, a
+/// stream ingest, a mail relay): nothing is read back from those.
 fn receiving_url(s: &str) -> bool {
     let lower = s.trim().to_ascii_lowercase();
-    let Some((_, rest)) = lower.split_once("://") else {
+    let Some((scheme, rest)) = lower.split_once("://") else {
         return false;
     };
+    if matches!(
+        scheme,
+        "syslog"
+            | "udp"
+            | "mqtt"
+            | "mqtts"
+            | "amqp"
+            | "amqps"
+            | "rtmp"
+            | "rtmps"
+            | "smtp"
+            | "smtps"
+    ) {
+        return true;
+    }
     let path = rest.split_once('/').map_or("", |(_, p)| p);
     path.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| {
         matches!(

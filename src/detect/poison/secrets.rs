@@ -101,7 +101,7 @@ fn path_marks() -> &'static AhoCorasick {
 /// every needle: a needle has a path character, starts with a dot, or
 /// holds one of these parts.
 fn maybe_sensitive(b: &[u8]) -> bool {
-    const PARTS: [&[u8]; 10] = [
+    const PARTS: [&[u8]; 14] = [
         b"id_",
         b"authorized_keys",
         b"kubeconfig",
@@ -112,6 +112,10 @@ fn maybe_sensitive(b: &[u8]) -> bool {
         b"cookies",
         b"credentials",
         b"secrets",
+        b"logins",
+        b"key4",
+        b"key3",
+        b"codes",
     ];
     let has = |n: &[u8]| b.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
     // One pass over the chunk for both questions: this runs on every word.
@@ -141,9 +145,9 @@ pub(super) fn sensitive(low: &str) -> bool {
         || low.starts_with("~/.")
         || low.contains("$home/.")
         || low.contains("%userprofile%/.")
-        || low
-            .split('/')
-            .any(|seg| seg == ".env" || seg.starts_with(".names.") || seg == ".ssh")
+        || low.split('/').any(|seg| {
+            seg == ".env" || env_file(seg) || seg.starts_with(".names.") || seg == ".ssh"
+        })
         || KEY_EXT.iter().any(|x| {
             low.len() > x.len() + 1 && low.ends_with(x) && !low.contains("://") && key_file(low, x)
         })
@@ -153,6 +157,18 @@ pub(super) fn sensitive(low: &str) -> bool {
 /// also what a field of an object is called (`response.key`, `item.key`),
 /// so a `.key` name without a folder is a key file only when its stem
 /// says so (`server.key`, `tls-private.key`, `example.com.key`).
+/// `.env.local`, `.env.production`: an environment file of one stage
+/// (not the templates committed beside it, `.env.example`).
+fn env_file(seg: &str) -> bool {
+    seg.strip_prefix(".env.").is_some_and(|stage| {
+        !stage.is_empty()
+            && !matches!(
+                stage,
+                "example" | "sample" | "template" | "dist" | "defaults"
+            )
+    })
+}
+
 fn key_file(low: &str, ext: &str) -> bool {
     if ext != ".key" || low.contains(['/', '~']) {
         return true;

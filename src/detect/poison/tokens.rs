@@ -427,6 +427,15 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
         if matches!(w.as_bytes(), [_, _, .., b'\'', b's' | b'S']) {
             flags |= POSS;
         }
+        // A plural's possessive (`the homeowners' codes`): the apostrophe
+        // after the word, closing no quote that opened before it.
+        if matches!(w.as_bytes(), [_, _, .., b's' | b'S'])
+            && b.get(e) == Some(&b'\'')
+            && !b.get(e + 1).is_some_and(u8::is_ascii_alphanumeric)
+            && !(s > 0 && matches!(b[s - 1], b'\'' | b'"'))
+        {
+            flags |= POSS;
+        }
         if w.chars().next().is_some_and(char::is_uppercase)
             && w.chars().filter(|c| c.is_alphabetic()).count() >= 2
             && w.chars().all(|c| !c.is_alphabetic() || c.is_uppercase())
