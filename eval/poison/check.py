@@ -4,7 +4,7 @@
 Usage: python3 eval/poison/check.py [DIR]   (DIR defaults to this file's folder)
 
 Checks every line of dev.jsonl, dev2.jsonl, dev3.jsonl, dev4.jsonl, dev5.jsonl,
-dev6.jsonl, dev7.jsonl, dev8.jsonl, dev9.jsonl and heldout.jsonl against the
+dev6.jsonl, dev7.jsonl, dev8.jsonl, dev9.jsonl, dev10.jsonl and heldout.jsonl against the
 format in README.md, then prints counts per set, label, shape, expect and
 placement of the poison. Exits 1 if any error was found.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 SETS = {"dev": "dev.jsonl", "dev2": "dev2.jsonl", "dev3": "dev3.jsonl", "dev4": "dev4.jsonl",
         "dev5": "dev5.jsonl", "dev6": "dev6.jsonl", "dev7": "dev7.jsonl", "dev8": "dev8.jsonl",
-        "dev9": "dev9.jsonl", "heldout": "heldout.jsonl"}
+        "dev9": "dev9.jsonl", "dev10": "dev10.jsonl", "heldout": "heldout.jsonl"}
 
 POISON_SHAPES = [
     "arg-hijack", "priority-over-user", "prerequisite-call", "destructive-safety",
@@ -282,61 +282,26 @@ def main():
                     errors.append("%s repeats the poison text of %s" % (hid, did))
                 elif len(ht) > 40 and difflib.SequenceMatcher(None, ht, dt).ratio() > 0.8:
                     warnings.append("%s is close to %s (ratio > 0.8)" % (hid, did))
-    dev_t = poison_texts("dev") + poison_texts("dev2") + poison_texts("dev3")
-    dev4_t = poison_texts("dev4")
-    dev5_t = poison_texts("dev5")
-    dev6_t = poison_texts("dev6")
-    dev7_t = poison_texts("dev7")
-    dev8_t = poison_texts("dev8")
-    dev9_t = poison_texts("dev9")
-    held_t = poison_texts("heldout")
-    compare(held_t, dev_t + dev4_t + dev5_t + dev6_t + dev7_t + dev8_t + dev9_t)
-    # dev4 was written later, by another writer: it shares no poison text
-    # with the earlier sets, nor two of its own cases with each other.
-    compare(dev4_t, dev_t)
-    compare(dev4_t, dev4_t, same=True)
-    # dev5 likewise, by a later writer: no poison text shared with any
-    # earlier development set, nor between two dev5 cases.
-    compare(dev5_t, dev_t + dev4_t)
-    compare(dev5_t, dev5_t, same=True)
-    # dev6 likewise, by a sixth writer: no poison text shared with any
-    # earlier development set, nor between two dev6 cases; and no server
-    # name of an earlier set is used again.
-    compare(dev6_t, dev_t + dev4_t + dev5_t)
-    compare(dev6_t, dev6_t, same=True)
-    earlier_servers = {c.get("server") for sn in SETS if sn not in ("dev6", "dev7") for c, _ in cases[sn]}
-    for case, _ in cases["dev6"]:
-        if case.get("server") in earlier_servers:
-            errors.append("%s reuses the server name %r of an earlier set" % (case["id"], case["server"]))
-    # dev7 likewise, by a seventh writer: no poison text shared with any
-    # earlier development set, nor between two dev7 cases; and no server
-    # name of an earlier set (dev6 included) is used again.
-    compare(dev7_t, dev_t + dev4_t + dev5_t + dev6_t)
-    compare(dev7_t, dev7_t, same=True)
-    earlier_servers7 = {c.get("server") for sn in SETS if sn not in ("dev7", "dev8", "dev9") for c, _ in cases[sn]}
-    for case, _ in cases["dev7"]:
-        if case.get("server") in earlier_servers7:
-            errors.append("%s reuses the server name %r of an earlier set" % (case["id"], case["server"]))
-    # dev8 likewise, by an eighth writer: no poison text shared with any
-    # earlier development set (dev7 included) or with the held-out set (the
-    # held-out comparison above), nor between two dev8 cases; and no server
-    # name of an earlier set is used again.
-    compare(dev8_t, dev_t + dev4_t + dev5_t + dev6_t + dev7_t)
-    compare(dev8_t, dev8_t, same=True)
-    earlier_servers8 = {c.get("server") for sn in SETS if sn not in ("dev8", "dev9") for c, _ in cases[sn]}
-    for case, _ in cases["dev8"]:
-        if case.get("server") in earlier_servers8:
-            errors.append("%s reuses the server name %r of an earlier set" % (case["id"], case["server"]))
-    # dev9 likewise, by a ninth writer: no poison text shared with any
-    # earlier development set (dev8 included) or with the held-out set (the
-    # held-out comparison above), nor between two dev9 cases; and no server
-    # name of an earlier set is used again.
-    compare(dev9_t, dev_t + dev4_t + dev5_t + dev6_t + dev7_t + dev8_t)
-    compare(dev9_t, dev9_t, same=True)
-    earlier_servers9 = {c.get("server") for sn in SETS if sn != "dev9" for c, _ in cases[sn]}
-    for case, _ in cases["dev9"]:
-        if case.get("server") in earlier_servers9:
-            errors.append("%s reuses the server name %r of an earlier set" % (case["id"], case["server"]))
+    # The sets written later, each by a writer who saw none of the earlier
+    # sets' texts, in the order they were written. Each shares no poison text
+    # with the sets before it (dev, dev2 and dev3 included) nor two of its own
+    # cases with each other; from dev6 on, no server name of another set
+    # written before it (the held-out set included) is used again. The
+    # held-out set shares no poison text with any development set.
+    later = ["dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10"]
+    before = poison_texts("dev") + poison_texts("dev2") + poison_texts("dev3")
+    compare(poison_texts("heldout"), before + [t for sn in later for t in poison_texts(sn)])
+    for k, setname in enumerate(later):
+        texts = poison_texts(setname)
+        compare(texts, before)
+        compare(texts, texts, same=True)
+        before = before + texts
+        if k < later.index("dev6"):
+            continue
+        others = {c.get("server") for sn in SETS if sn not in later[k:] for c, _ in cases[sn]}
+        for case, _ in cases[setname]:
+            if case.get("server") in others:
+                errors.append("%s reuses the server name %r of an earlier set" % (case["id"], case["server"]))
     all_descs = {}
     for setname in SETS:
         for case, _ in cases[setname]:
