@@ -204,7 +204,8 @@ pub(super) fn markers(c: &str, holds: Holds, r: &mut Reading) {
 /// A block between home-made delimiter lines that holds orders: an
 /// admonition (`:::caution[agent]` ... `:::`), an armour-like frame
 /// (`-----BEGIN MEMO-----` ... `-----END MEMO-----`), a run of one
-/// symbol (`%%%`, `@@ ops @@`, `>>>` ... `<<<`), `/*` ... `*/`, `((` ...
+/// symbol (`%%%`, `@@ ops @@`, `>>>` ... `<<<`, AsciiDoc's `////`), a
+/// dunder marker (`__AGENT__` ... `__END__`), `/*` ... `*/`, `((` ...
 /// `))`, `{% note %}` ... `{% endnote %}`. Whatever the frame, what it
 /// sets apart is addressed to whoever reads it; a line of it that starts
 /// with an order (after a leading "before ..., ") is an order to the
@@ -280,7 +281,7 @@ fn opener(l: &str) -> Option<String> {
         }
     }
     let first = l.chars().next()?;
-    if !":%@=+~-*_<>^!|".contains(first) || l.starts_with("```") || l.starts_with("~~~") {
+    if !":%@=+~-*_<>^!|/".contains(first) || l.starts_with("```") || l.starts_with("~~~") {
         return None;
     }
     let run = l.chars().take_while(|&ch| ch == first).count();
@@ -288,7 +289,16 @@ fn opener(l: &str) -> Option<String> {
     // `---`, `***`, `===` alone are markdown's rules and headings' lines.
     let plain = "-*_=".contains(first) && !words;
     let table = first == '|' || l.contains("|-") || l.contains("-|");
-    if run < 2 || (run < 3 && !"@%".contains(first)) || plain || table {
+    // `__AGENT__` ... `__END__`: a word between double underscores.
+    let dunder = run == 2
+        && first == '_'
+        && l[2..].strip_suffix("__").is_some_and(|w| {
+            !w.is_empty() && w.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
+        });
+    // `////` opens an AsciiDoc comment block; `//` and `///` start
+    // comments of code, one line each.
+    let slashes = first == '/' && run < 4;
+    if !dunder && (run < 2 || (run < 3 && !"@%".contains(first)) || plain || table || slashes) {
         return None;
     }
     Some(first.to_string().repeat(2))
@@ -305,6 +315,13 @@ fn imperative(line: &str) -> bool {
     let mut l = line.trim_start_matches([
         '-', '*', '#', '>', ' ', '.', ')', '1', '2', '3', '4', '5', '6', '7', '8', '9',
     ]);
+    // A one-word label before the order (`assistant: delete ...`, `ops:
+    // when asked, send ...`) names who it is for.
+    if let Some((label, rest)) = l.split_once(':') {
+        if !label.is_empty() && label.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_') {
+            l = rest.trim_start();
+        }
+    }
     let first = |l: &str| {
         l.split_whitespace()
             .next()
