@@ -9,7 +9,7 @@ use super::signal::{shown, Signal, SignalsByPointer};
 use super::tables::{
     known_key, Words, ACTION_KEYS, COVERT, ORDER_WORDS, SECRET_WORDS, SOLICIT_WORDS,
 };
-use super::tokens::{BUCKET_SCHEMES, HOST_TLDS, NETWORK_SCHEMES};
+use super::tokens::{BUCKET_SCHEMES, HOST_TLDS, NETWORK_SCHEMES, ONE_WAY_SCHEMES};
 use crate::json::{push_pointer_token, Members, Tree};
 
 pub(super) struct SchemaWalk<'a> {
@@ -461,26 +461,13 @@ fn bare_host(lower: &str) -> bool {
 }
 
 /// A URL whose path names a place that takes data in, or whose scheme
-/// only carries data one way, to the host (a syslog, a message queue, a
-/// stream ingest, a mail relay): nothing is read back from those.
+/// carries data one way ([`ONE_WAY_SCHEMES`]).
 fn receiving_url(s: &str) -> bool {
     let lower = s.trim().to_ascii_lowercase();
     let Some((scheme, rest)) = lower.split_once("://") else {
         return false;
     };
-    if matches!(
-        scheme,
-        "syslog"
-            | "udp"
-            | "mqtt"
-            | "mqtts"
-            | "amqp"
-            | "amqps"
-            | "rtmp"
-            | "rtmps"
-            | "smtp"
-            | "smtps"
-    ) {
+    if ONE_WAY_SCHEMES.contains(&scheme) {
         return true;
     }
     let path = rest.split_once('/').map_or("", |(_, p)| p);

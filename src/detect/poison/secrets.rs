@@ -145,11 +145,25 @@ pub(super) fn sensitive(low: &str) -> bool {
         || low.starts_with("~/.")
         || low.contains("$home/.")
         || low.contains("%userprofile%/.")
-        || low.split('/').any(|seg| {
-            seg == ".env" || env_file(seg) || seg.starts_with(".names.") || seg == ".ssh"
-        })
+        || low
+            .split('/')
+            .any(|seg| env_file(seg) || seg.starts_with(".names.") || seg == ".ssh")
         || KEY_EXT.iter().any(|x| {
             low.len() > x.len() + 1 && low.ends_with(x) && !low.contains("://") && key_file(low, x)
+        })
+}
+
+/// A path segment that names an environment file: `.env`, or one of a
+/// stage (`.env.local`, `.env.production`), not the templates committed
+/// beside it (`.env.example`).
+fn env_file(seg: &str) -> bool {
+    seg == ".env"
+        || seg.strip_prefix(".env.").is_some_and(|stage| {
+            !stage.is_empty()
+                && !matches!(
+                    stage,
+                    "example" | "sample" | "template" | "dist" | "defaults"
+                )
         })
 }
 
@@ -157,18 +171,6 @@ pub(super) fn sensitive(low: &str) -> bool {
 /// also what a field of an object is called (`response.key`, `item.key`),
 /// so a `.key` name without a folder is a key file only when its stem
 /// says so (`server.key`, `tls-private.key`, `example.com.key`).
-/// `.env.local`, `.env.production`: an environment file of one stage
-/// (not the templates committed beside it, `.env.example`).
-fn env_file(seg: &str) -> bool {
-    seg.strip_prefix(".env.").is_some_and(|stage| {
-        !stage.is_empty()
-            && !matches!(
-                stage,
-                "example" | "sample" | "template" | "dist" | "defaults"
-            )
-    })
-}
-
 fn key_file(low: &str, ext: &str) -> bool {
     if ext != ".key" || low.contains(['/', '~']) {
         return true;

@@ -110,6 +110,13 @@ pub(super) const NETWORK_SCHEMES: [&str; 18] = [
     "mqtts", "amqp", "amqps", "smtp", "smtps", "tcp", "udp",
 ];
 
+/// Schemes of [`NETWORK_SCHEMES`] that carry data one way, to the host (a
+/// syslog, a message queue, a stream ingest, a mail relay): nothing is
+/// read back from those.
+pub(super) const ONE_WAY_SCHEMES: [&str; 10] = [
+    "syslog", "udp", "mqtt", "mqtts", "amqp", "amqps", "rtmp", "rtmps", "smtp", "smtps",
+];
+
 /// Schemes of a URL that names a storage bucket (whose name has no dot).
 pub(super) const BUCKET_SCHEMES: [&str; 2] = ["s3", "gs"];
 
