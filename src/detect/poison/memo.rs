@@ -173,7 +173,7 @@ impl Memo {
 /// The hasher of a table keyed by a hash already taken: it hands that
 /// hash on.
 #[derive(Default)]
-struct Hashed(u64);
+pub(super) struct Hashed(u64);
 
 impl Hasher for Hashed {
     fn finish(&self) -> u64 {

@@ -40,7 +40,9 @@
 //! instruction block, an override, a secret-soliciting parameter name) is
 //! high alone; a medium signal needs company to be high; weak signals
 //! (an `IMPORTANT:` label, "you must", a `sidenote` parameter) stay low
-//! until several of them meet. This detector never reports critical:
+//! until several of them meet. One signal is no rule: `resembles-poison`,
+//! the word model of [`model`], lifts a string to medium and never higher,
+//! and its weight is not added to the sum. This detector never reports critical:
 //! [`super::run`] raises a high finding to critical when the text changed
 //! since a person pinned it, and lowers to info what a pinned entry already
 //! showed when it was approved.
@@ -52,7 +54,8 @@
 //! reads one string (with [`secrets`], [`identifiers`], [`markup`] and
 //! [`encoded`]), and [`memo`] remembers readings. [`schema`] and
 //! [`annotations`] read a tool's structure; [`signal`] weighs what fired
-//! and writes the findings; [`names`] is what a string is read against.
+//! and writes the findings; [`names`] is what a string is read against;
+//! [`model`] scores a string's words with the trained word model.
 
 mod annotations;
 mod code;
@@ -62,6 +65,7 @@ mod examples;
 mod identifiers;
 mod markup;
 mod memo;
+mod model;
 mod names;
 mod reading;
 mod rules;
@@ -284,6 +288,10 @@ fn read_all<'a>(
             return;
         }
         let mut reading = readings.read(text, names);
+        if role == Role::Key || vocabulary(path) {
+            // The word model learnt from prose values only.
+            reading.hits.retain(|h| h.signal != Signal::ResemblesPoison);
+        }
         if role == Role::Value {
             if let Some(fixed) = slot_kind(path) {
                 if let Some((signal, span)) = reading::slot_order(text, fixed) {
@@ -335,6 +343,20 @@ fn read_all<'a>(
             ));
         }
     });
+}
+
+/// Keys whose string values (or arrays of them) are vocabulary, not
+/// prose: the word model is not asked about them, as it was trained
+/// without them (scripts/train_poison_model.py, `SKIP`).
+const VOCABULARY: [&str; 7] = [
+    "type", "format", "required", "$schema", "pattern", "$ref", "name",
+];
+
+/// Whether the value at `path` is one of a [`VOCABULARY`] key.
+fn vocabulary(path: &[Seg<'_>]) -> bool {
+    let items = path.iter().rev().take_while(|s| matches!(s, Seg::Index(_)));
+    let owner = path.len().checked_sub(items.count() + 1).map(|i| &path[i]);
+    matches!(owner, Some(Seg::Key(k)) if VOCABULARY.contains(k))
 }
 
 /// The config files a tool's name says it handles: words of the name, and

@@ -9,6 +9,7 @@ use super::encoded::{blobs, MIN_RUN};
 use super::identifiers::{identifiers, Look};
 use super::markup::{fenced_commands, headers, markers, padding, tags};
 use super::memo::Asker;
+use super::model::resembles_poison;
 use super::names::ident_words;
 use super::rules::{lexicon, run_patterns, Lexicon, WordSet};
 use super::secrets::{mark_secrets, sensitive_paths};
@@ -93,6 +94,9 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
         consent_settings(c, &mut r);
     }
     risky_consent(c, &toks, lex, &mut r);
+    if let Some(why) = resembles_poison(c) {
+        r.hit(Signal::ResemblesPoison, why);
+    }
     if holds.any(Holds::ANGLE | Holds::SQUARE) {
         tags(c, &mut r);
     }

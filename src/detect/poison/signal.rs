@@ -158,8 +158,16 @@ impl SignalsByPointer {
             if by.contains_key(&Signal::ReadSecret) {
                 by.remove(&Signal::SensitivePath);
             }
-            let sum: u32 = by.keys().map(|s| s.weight()).sum();
-            let Some(mut severity) = severity(sum) else {
+            // The word model lifts a string to medium, never higher: its
+            // reason is only "these words" (model.rs).
+            let model = by.contains_key(&Signal::ResemblesPoison);
+            let sum: u32 = by
+                .keys()
+                .filter(|s| **s != Signal::ResemblesPoison)
+                .map(|s| s.weight())
+                .sum();
+            let floor = model.then_some(Severity::Medium);
+            let Some(mut severity) = severity(sum).max(floor) else {
                 continue;
             };
             let asks = by.keys().any(|s| s.asks().is_some());
@@ -204,8 +212,13 @@ impl SignalsByPointer {
                 tool: tool.map(str::to_string),
                 field: Some(pointer),
                 message: format!(
-                    "poisoning signals: {} (sum {sum}; {}, medium at 2)",
+                    "poisoning signals: {} (sum {sum}{}; {}, medium at 2)",
                     names.join(", "),
+                    if model {
+                        " without resembles-poison, which only lifts to medium"
+                    } else {
+                        ""
+                    },
                     if asks {
                         "high at 4"
                     } else {

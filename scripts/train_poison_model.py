@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Trains the word model behind the `resembles-poison` signal and writes
+rules/poison-model.tsv (docs/detection.md, "The word model").
+
+The rules of rules/poison.toml read roles and structures; written from the
+shapes of one data set, about one case in five or six of what they gain
+carries over to text nobody here read. A linear model over the words and
+word pairs of every string carries over better: trained on the strings
+the development sets mark as poisoned, against every other string of
+those sets and every string of every real tool in the corpus, it finds
+most of what the rules miss in sets it never saw. It only ever lifts a
+string to medium (never to high), so a real tool it misreads costs a
+reviewer a look, not a blocked push.
+
+The model, as the detector computes it (src/detect/poison/model.rs):
+
+    words   every run of ASCII letters and apostrophes that starts with a
+            letter, lower-cased (ASCII only)
+    grams   the distinct words and distinct pairs of neighbouring words
+    z       bias + sum of the weights of the grams in the model / sqrt(n),
+            n the number of distinct grams of the string (in the model or not)
+    fires   when 1 / (1 + exp(-z)) exceeds the threshold
+
+The file has one `gram<TAB>weight` line per gram, after `=threshold` and
+`=bias` lines (a gram never holds `=`, so neither can be a word's).
+
+The threshold is chosen for precision on real entries, not for recall: the
+smallest probability, on a grid, at which at most `--real-budget` of the
+real entries get a string over it, each scored by a model trained without
+its file's half of the real entries (two folds over files).
+
+Needs scikit-learn (pip install scikit-learn); the detector does not.
+Deterministic: the same inputs give the same file byte for byte.
+
+  python3 scripts/train_poison_model.py            # writes the model
+  python3 scripts/train_poison_model.py --check    # exits 1 if it differs
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import math
+import os
+import random
+import re
+import sys
+
+import numpy as np
+import scipy.sparse as sp
+import sklearn
+from sklearn.linear_model import LogisticRegression
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "rules", "poison-model.tsv")
+# Sets written after the model was trained stay out of it: they measure
+# it (dev10 was written before the model and kept unseen for this).
+TRAIN_SETS = ["dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9"]
+REAL_DIRS = ["../shared/corpus/real", "../shared/corpus/benign", "corpus/benign-extra"]
+# Keys whose string values are vocabulary, not prose (the detector does
+# not ask the model about them either: src/detect/poison/mod.rs, `VOCABULARY`).
+SKIP = {"type", "format", "required", "$schema", "pattern", "$ref", "name"}
+GRID = [round(0.5 + 0.005 * i, 3) for i in range(100)]
+# Weights smaller than this are left out of the file (and out of every
+# figure the script prints, which are the pruned model's).
+PRUNE = 0.2
+
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+WORD = re.compile(r"[a-z][a-z']*")
+
+
+def grams(text: str) -> list[str]:
+    words = WORD.findall(text.translate(ASCII_LOWER))
+    return sorted(set(words) | {a + " " + b for a, b in zip(words, words[1:])})
+
+
+def strings(node, ptr: str, out: list) -> None:
+    if isinstance(node, str):
+        out.append((ptr, node))
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            if k in SKIP and isinstance(v, (str, list)):
+                continue
+            strings(v, f"{ptr}/{k}", out)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            strings(v, f"{ptr}/{i}", out)
+
+
+def prose(pairs):
+    # At least three words: MIN_WORDS of src/detect/poison/model.rs.
+    return [(p, s) for p, s in pairs if len(WORD.findall(s.translate(ASCII_LOWER))) >= 3]
+
+
+def case_strings(case) -> list:
+    out = []
+    for i, tool in enumerate(case["tools"]):
+        strings({k: v for k, v in tool.items() if k != "name"}, f"/tools/{i}", out)
+    if case.get("instructions"):
+        out.append(("/instructions", case["instructions"]))
+    return prose(out)
+
+
+def poisoned_at(case) -> set:
+    """The pointers a poison case's note names."""
+    return set(re.findall(r"(/(?:tools|instructions)[^\s,:]*)", case.get("note", "")))
+
+
+def labelled(case):
+    marked = poisoned_at(case) if case["label"] == "poison" else set()
+    for p, s in case_strings(case):
+        hit = any(p == q or p.startswith(q + "/") or q.startswith(p + "/") for q in marked)
+        yield s, int(hit)
+
+
+def real_tools():
+    """(file, strings) per real tool, prompt, resource and resource
+    template, and per server's instructions and serverInfo: every entry
+    the detector reads."""
+    out = []
+    for d in REAL_DIRS:
+        for f in sorted(glob.glob(os.path.join(ROOT, d, "*.json"))):
+            doc = json.load(open(f))
+            rel = os.path.relpath(f, ROOT)
+            for key in ("tools", "prompts", "resources", "resourceTemplates", "serverInfo"):
+                entries = doc.get(key) or []
+                for entry in entries if isinstance(entries, list) else [entries]:
+                    pairs = []
+                    strings(entry, "", pairs)
+                    out.append((rel, [s for _, s in prose(pairs)]))
+            if doc.get("instructions"):
+                out.append((rel, [s for _, s in prose([("", doc["instructions"])])]))
+    return out
+
+
+class Model:
+    def __init__(self, texts, labels, c):
+        self.vocab = {}
+        rows, cols = [], []
+        for r, t in enumerate(texts):
+            for g in grams(t):
+                rows.append(r)
+                cols.append(self.vocab.setdefault(g, len(self.vocab)))
+        # Features of one string alone are not learnt from: at least two.
+        seen = np.bincount(cols, minlength=len(self.vocab))
+        keep = seen >= 2
+        x = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(texts), len(self.vocab)))
+        x = sp.diags(1 / np.sqrt([max(1, len(grams(t))) for t in texts])) @ x
+        x = x[:, np.flatnonzero(keep)]
+        names = [None] * len(self.vocab)
+        for g, i in self.vocab.items():
+            names[i] = g
+        names = [names[i] for i in np.flatnonzero(keep)]
+        lr = LogisticRegression(C=c, class_weight="balanced", max_iter=5000, tol=1e-8)
+        lr.fit(x, labels)
+        self.bias = float(lr.intercept_[0])
+        self.weights = {g: float(w) for g, w in zip(names, lr.coef_[0]) if abs(w) >= PRUNE}
+
+    def probability(self, text: str) -> float:
+        gs = grams(text)
+        if not gs:
+            return 0.0
+        z = self.bias + sum(self.weights.get(g, 0.0) for g in gs) / math.sqrt(len(gs))
+        return 1 / (1 + math.exp(-z))
+
+    def worst(self, texts) -> float:
+        return max((self.probability(t) for t in texts), default=0.0)
+
+
+def load(name):
+    path = os.path.join(ROOT, "eval", "poison", f"{name}.jsonl")
+    return [json.loads(line) for line in open(path) if line.strip()]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--c", type=float, default=10.0, help="inverse regularisation (default 10)")
+    ap.add_argument("--real-budget", type=float, default=0.006,
+                    help="share of real entries (tools, prompts, resources, instructions) the model alone may lift to medium (default 0.006)")
+    ap.add_argument("--check", action="store_true", help="exit 1 if the written model differs")
+    ap.add_argument("--out", default=OUT)
+    a = ap.parse_args()
+
+    texts, labels = [], []
+    for name in TRAIN_SETS:
+        for case in load(name):
+            for s, y in labelled(case):
+                texts.append(s)
+                labels.append(y)
+    real = real_tools()
+    files = sorted({f for f, _ in real})
+    random.Random(1).shuffle(files)
+    fold = {f: i % 2 for i, f in enumerate(files)}
+
+    # Real tools scored by a model that did not see their half.
+    held = []
+    for k in (0, 1):
+        extra = [s for f, ss in real if fold[f] != k for s in ss]
+        m = Model(texts + extra, labels + [0] * len(extra), a.c)
+        held += [m.worst(ss) for f, ss in real if fold[f] == k]
+    threshold = next((t for t in GRID if sum(p > t for p in held) <= a.real_budget * len(held)), GRID[-1])
+    flagged = sum(p > threshold for p in held)
+
+    extra = [s for _, ss in real for s in ss]
+    model = Model(texts + extra, labels + [0] * len(extra), a.c)
+    lines = [
+        "# The word model of the `resembles-poison` signal: written by",
+        "# scripts/train_poison_model.py, do not edit (docs/detection.md, \"The word model\").",
+        f"# trained on {', '.join(TRAIN_SETS)} ({sum(labels)} poisoned strings of {len(labels)})",
+        f"# and {len(extra)} strings of {len(real)} real tools, prompts and resources; C {a.c}; scikit-learn {sklearn.__version__}",
+        f"# real entries over the threshold, each scored by a model without its file: {flagged} of {len(held)}",
+        f"=threshold\t{threshold}",
+        f"=bias\t{model.bias:.6f}",
+    ]
+    for g in sorted(model.weights):
+        lines.append(f"{g}\t{model.weights[g]:.6f}")
+    # Probabilities the detector must reproduce (src/detect/poison/model.rs
+    # tests them): one of every twentieth training string.
+    probe = texts[::20][:40]
+    text = "\n".join(lines) + "\n"
+    checks = "".join(f"{model.probability(t):.6f}\t{json.dumps(t)}\n" for t in probe)
+    out_checks = os.path.splitext(a.out)[0] + "-checks.tsv"
+    if a.check:
+        same = open(a.out).read() == text and open(out_checks).read() == checks
+        print("unchanged" if same else f"{a.out} differs from a fresh training")
+        sys.exit(0 if same else 1)
+    with open(a.out, "w") as h:
+        h.write(text)
+    with open(out_checks, "w") as h:
+        h.write(checks)
+    print(f"threshold {threshold}: {flagged} of {len(held)} real entries over it (held out); "
+          f"{len(model.weights)} weights written to {os.path.relpath(a.out, ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
