@@ -19,7 +19,11 @@ The model, as the detector computes it (src/detect/poison/model.rs):
     grams   the distinct words and distinct pairs of neighbouring words
     z       bias + sum of the weights of the grams in the model / sqrt(n),
             n the number of distinct grams of the string (in the model or not)
-    fires   when 1 / (1 + exp(-z)) exceeds the threshold
+    fires   when 1 / (1 + exp(-z)) exceeds the threshold: the string is
+            lifted to medium (`resembles-poison`, not added to the sum);
+            over the confident threshold it counts as a signal of weight 2
+            (`strongly-resembles-poison`), so with a rule that asks it
+            makes high
 
 The file has one `gram<TAB>weight` line per gram, after `=threshold` and
 `=bias` lines (a gram never holds `=`, so neither can be a word's).
@@ -28,6 +32,13 @@ The threshold is chosen for precision on real entries, not for recall: the
 smallest probability, on a grid, at which at most `--real-budget` of the
 real entries get a string over it, each scored by a model trained without
 its file's half of the real entries (two folds over files).
+
+The confident threshold is a choice, not fitted here: `--measure-confident
+BIN` prints, for each candidate, how many real entries (scored by a model
+without their file) and how many cases of each training set (scored by a
+model without that set) a rule that asks and the model together would
+make high; the lowest candidate with none on a real entry and none on a
+benign case is the one written (0.98, on 2026-12-07).
 
 Needs scikit-learn (pip install scikit-learn); the detector does not.
 Deterministic: the same inputs give the same file byte for byte.
@@ -173,11 +184,86 @@ def load(name):
     return [json.loads(line) for line in open(path) if line.strip()]
 
 
+CONFIDENT = [0.95, 0.96, 0.97, 0.98, 0.99, 0.995]
+
+
+def resolve(doc, pointer):
+    node = doc
+    for part in pointer.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node
+
+
+def lifted_strings(doc, findings):
+    """The strings of poison findings below high whose rules ask for harm
+    and sum to 2 or 3: those the model, counted, would make high."""
+    names = [t.get("name") for t in doc.get("tools", [])]
+    for f in findings:
+        if f["class"] != "poison" or not f["field"] or f["severity"] not in ("low", "medium"):
+            continue
+        m = re.search(r"\(sum (\d+)", f["message"])
+        if not m or int(m.group(1)) < 2 or "none here" in f["message"]:
+            continue
+        try:
+            base = f"/tools/{names.index(f['tool'])}" if f["tool"] else ""
+            text = resolve(doc, base + f["field"])
+        except (ValueError, KeyError, IndexError, TypeError):
+            continue
+        if isinstance(text, str):
+            yield text
+
+
+def measure_confident(binary, halves, fold, c):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import detection_eval as de
+
+    def real_scan(path):
+        doc = json.load(open(path))
+        scanned = dict(doc, server=doc["server"].lstrip("@").replace("/", "__"))
+        return path, doc, de.scan(binary, scanned)
+
+    paths = [p for d in REAL_DIRS for p in sorted(glob.glob(os.path.join(ROOT, d, "*.json")))]
+    real = {t: 0 for t in CONFIDENT}
+    for path, doc, findings in de.pool_map(real_scan, paths):
+        model = halves[fold[os.path.relpath(path, ROOT)]]
+        best = max((model.probability(s) for s in lifted_strings(doc, findings)), default=0.0)
+        for t in CONFIDENT:
+            real[t] += best > t
+    print("confident | real files made high | per set left out: poison, benign made high")
+    sets = {}
+    for out in TRAIN_SETS:
+        texts, labels = [], []
+        for name in TRAIN_SETS:
+            if name != out:
+                for case in load(name):
+                    for s, y in labelled(case):
+                        texts.append(s)
+                        labels.append(y)
+        extra = [s for _, ss in real_tools() for s in ss]
+        model = Model(texts + extra, labels + [0] * len(extra), c)
+        for row in de.eval_set(binary, os.path.join(ROOT, "eval", "poison", f"{out}.jsonl")):
+            if row["worst"] in ("high", "critical"):
+                continue
+            case = row["case"]
+            best = max((model.probability(s) for s in lifted_strings(case, row["findings"])), default=0.0)
+            for t in CONFIDENT:
+                key = (t, out, case["label"])
+                sets[key] = sets.get(key, 0) + (best > t)
+    for t in CONFIDENT:
+        per = ", ".join(f"{n} {sets.get((t, n, 'poison'), 0)}/{sets.get((t, n, 'benign'), 0)}" for n in TRAIN_SETS)
+        print(f"{t} | {real[t]} | {per}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--c", type=float, default=10.0, help="inverse regularisation (default 10)")
     ap.add_argument("--real-budget", type=float, default=0.006,
                     help="share of real entries (tools, prompts, resources, instructions) the model alone may lift to medium (default 0.006)")
+    ap.add_argument("--confident", type=float, default=0.98,
+                    help="probability over which the model counts in the sum (default 0.98; see --measure-confident)")
+    ap.add_argument("--measure-confident", metavar="BIN",
+                    help="print what each confident threshold would make high, scanning with the git-kams binary BIN")
     ap.add_argument("--check", action="store_true", help="exit 1 if the written model differs")
     ap.add_argument("--out", default=OUT)
     a = ap.parse_args()
@@ -195,10 +281,14 @@ def main() -> None:
 
     # Real tools scored by a model that did not see their half.
     held = []
+    halves = {}
     for k in (0, 1):
         extra = [s for f, ss in real if fold[f] != k for s in ss]
-        m = Model(texts + extra, labels + [0] * len(extra), a.c)
-        held += [m.worst(ss) for f, ss in real if fold[f] == k]
+        halves[k] = Model(texts + extra, labels + [0] * len(extra), a.c)
+        held += [halves[k].worst(ss) for f, ss in real if fold[f] == k]
+    if a.measure_confident:
+        measure_confident(os.path.abspath(a.measure_confident), halves, fold, a.c)
+        return
     threshold = next((t for t in GRID if sum(p > t for p in held) <= a.real_budget * len(held)), GRID[-1])
     flagged = sum(p > threshold for p in held)
 
@@ -211,6 +301,7 @@ def main() -> None:
         f"# and {len(extra)} strings of {len(real)} real tools, prompts and resources; C {a.c}; scikit-learn {sklearn.__version__}",
         f"# real entries over the threshold, each scored by a model without its file: {flagged} of {len(held)}",
         f"=threshold\t{threshold}",
+        f"=confident\t{a.confident}",
         f"=bias\t{model.bias:.6f}",
     ]
     for g in sorted(model.weights):

@@ -40,9 +40,11 @@
 //! instruction block, an override, a secret-soliciting parameter name) is
 //! high alone; a medium signal needs company to be high; weak signals
 //! (an `IMPORTANT:` label, "you must", a `sidenote` parameter) stay low
-//! until several of them meet. One signal is no rule: `resembles-poison`,
-//! the word model of [`model`], lifts a string to medium and never higher,
-//! and its weight is not added to the sum. This detector never reports critical:
+//! until several of them meet. Two signals are no rules but the word model
+//! of [`model`]: `resembles-poison` lifts a string to medium and is not
+//! added to the sum; `strongly-resembles-poison`, over the model's
+//! confident threshold, is added like any signal that asks for nothing.
+//! This detector never reports critical:
 //! [`super::run`] raises a high finding to critical when the text changed
 //! since a person pinned it, and lowers to info what a pinned entry already
 //! showed when it was approved.
@@ -290,7 +292,12 @@ fn read_all<'a>(
         let mut reading = readings.read(text, names);
         if role == Role::Key || vocabulary(path) {
             // The word model learnt from prose values only.
-            reading.hits.retain(|h| h.signal != Signal::ResemblesPoison);
+            reading.hits.retain(|h| {
+                !matches!(
+                    h.signal,
+                    Signal::ResemblesPoison | Signal::StronglyResemblesPoison
+                )
+            });
         }
         if role == Role::Value {
             if let Some(fixed) = slot_kind(path) {

@@ -8,8 +8,11 @@
 //! case in five or six of what they gain on one data set carries over to
 //! text nobody here read. The model carries over better (docs/detection.md,
 //! "The word model", has the figures), at the price of a reason that is
-//! only "these words": so it weighs as one medium signal that asks for
-//! nothing, and a string it alone flags is medium, never high.
+//! only "these words": so over its threshold it lifts a string to medium
+//! and is not added to the rules' sum (`resembles-poison`), and only over
+//! a second, confident threshold does it count in the sum as a signal of
+//! weight 2 that asks for nothing (`strongly-resembles-poison`): high
+//! then takes a rule that asks for harm as well.
 //!
 //! Scoring is a dot product over a hashed table, written here: no crate
 //! reads a scikit-learn model, and the arithmetic is a few lines, which a
@@ -21,6 +24,7 @@ use std::hash::BuildHasherDefault;
 use std::sync::OnceLock;
 
 use super::memo::Hashed;
+use super::signal::Signal;
 
 const MODEL: &str = include_str!("../../../rules/poison-model.tsv");
 
@@ -33,6 +37,8 @@ const SHOWN: usize = 3;
 
 struct Model {
     threshold: f64,
+    /// Over this, the model counts in the sum like any signal.
+    confident: f64,
     bias: f64,
     /// Gram (by its [`key`], a hash already) to its weight and its text.
     weights: HashMap<u64, (f64, &'static str), BuildHasherDefault<Hashed>>,
@@ -46,6 +52,7 @@ fn model() -> &'static Model {
 fn parse(text: &'static str) -> Result<Model, String> {
     let mut m = Model {
         threshold: f64::NAN,
+        confident: f64::NAN,
         bias: f64::NAN,
         weights: HashMap::default(),
     };
@@ -61,6 +68,7 @@ fn parse(text: &'static str) -> Result<Model, String> {
             .map_err(|e| format!("line {}: {value:?}: {e}", n + 1))?;
         match name {
             "=threshold" => m.threshold = value,
+            "=confident" => m.confident = value,
             "=bias" => m.bias = value,
             other if other.starts_with('=') => {
                 return Err(format!("line {}: unknown setting {other:?}", n + 1))
@@ -70,8 +78,11 @@ fn parse(text: &'static str) -> Result<Model, String> {
             }
         }
     }
-    if m.threshold.is_nan() || m.bias.is_nan() || m.weights.is_empty() {
-        return Err("no threshold, bias or weights".to_string());
+    if m.threshold.is_nan() || m.confident.is_nan() || m.bias.is_nan() || m.weights.is_empty() {
+        return Err("no threshold, confident threshold, bias or weights".to_string());
+    }
+    if m.confident < m.threshold {
+        return Err("the confident threshold is under the threshold".to_string());
     }
     Ok(m)
 }
@@ -146,9 +157,11 @@ fn probability(m: &Model, text: &str, mut top: Option<&mut Vec<(f64, &'static st
     1.0 / (1.0 + (-z).exp())
 }
 
-/// The evidence of the signal when the model's probability for `text`
-/// exceeds its threshold: the probability and the heaviest grams.
-pub(super) fn resembles_poison(text: &str) -> Option<String> {
+/// The signal the model's probability for `text` raises, if any, and
+/// its evidence (the probability and the heaviest grams): over the
+/// threshold `resembles-poison`, over the confident threshold
+/// `strongly-resembles-poison`.
+pub(super) fn resembles_poison(text: &str) -> Option<(Signal, String)> {
     let m = model();
     let mut top = Vec::new();
     let p = probability(m, text, Some(&mut top));
@@ -162,10 +175,17 @@ pub(super) fn resembles_poison(text: &str) -> Option<String> {
         .take(SHOWN)
         .map(|(_, g)| format!("'{g}'"))
         .collect();
-    Some(format!(
-        "{p:.2} (threshold {:.3}); its heaviest words: {}",
-        m.threshold,
-        words.join(", ")
+    let (signal, over) = if p > m.confident {
+        (Signal::StronglyResemblesPoison, m.confident)
+    } else {
+        (Signal::ResemblesPoison, m.threshold)
+    };
+    Some((
+        signal,
+        format!(
+            "{p:.3} (threshold {over:.3}); its heaviest words: {}",
+            words.join(", ")
+        ),
     ))
 }
 
@@ -204,9 +224,11 @@ mod tests {
     #[test]
     fn a_bad_model_file_is_an_error() {
         assert!(parse("=threshold\t0.9\n").is_err());
+        assert!(parse("=threshold\t0.9\n=confident\t0.8\n=bias\t0\nword\t1\n").is_err());
         assert!(parse("=threshold\t0.9\n=bias\tx\nword\t1\n").is_err());
         // A word is a word, whatever it is called.
-        assert!(parse("threshold\t0.9\nbias\t0.1\nword\t1\n").is_err());
+        assert!(parse("threshold\t0.9\nconfident\t0.95\nbias\t0.1\nword\t1\n").is_err());
+        assert!(parse("=threshold\t0.9\n=confident\t0.95\n=bias\t0.1\nword\t1\n").is_ok());
         assert!(parse("no tab here\n").is_err());
     }
 }

@@ -94,8 +94,8 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
         consent_settings(c, &mut r);
     }
     risky_consent(c, &toks, lex, &mut r);
-    if let Some(why) = resembles_poison(c) {
-        r.hit(Signal::ResemblesPoison, why);
+    if let Some((signal, why)) = resembles_poison(c) {
+        r.hit(signal, why);
     }
     if holds.any(Holds::ANGLE | Holds::SQUARE) {
         tags(c, &mut r);
