@@ -158,8 +158,9 @@ impl SignalsByPointer {
             if by.contains_key(&Signal::ReadSecret) {
                 by.remove(&Signal::SensitivePath);
             }
-            // The word model lifts a string to medium, never higher: its
-            // reason is only "these words" (model.rs).
+            // Under its confident threshold the word model lifts a string
+            // to medium and is not summed: its reason is only "these
+            // words" (model.rs).
             let model = by.contains_key(&Signal::ResemblesPoison);
             let sum: u32 = by
                 .keys()
@@ -290,6 +291,34 @@ mod tests {
             out.push(c.to_ascii_lowercase());
         }
         out
+    }
+
+    /// The severity of one pointer with these signals.
+    fn weighed(signals: &[Signal]) -> Option<Severity> {
+        let mut by = SignalsByPointer::default();
+        for s in signals {
+            by.add("/description", *s, format!("{s:?}"));
+        }
+        let mut out = Vec::new();
+        by.emit("s", Some("t"), &mut out);
+        out.first().map(|f| f.severity)
+    }
+
+    #[test]
+    fn the_word_model_lifts_to_medium_and_counts_only_when_confident() {
+        use Severity::{High, Low, Medium};
+        let (weak, strong) = (Signal::ResemblesPoison, Signal::StronglyResemblesPoison);
+        assert_eq!(weighed(&[weak]), Some(Medium));
+        assert_eq!(weighed(&[Signal::AttentionLabel]), Some(Low));
+        assert_eq!(weighed(&[Signal::AttentionLabel, weak]), Some(Medium));
+        // A rule that asks, of weight 2: the weak model adds nothing, the
+        // confident one makes it high.
+        assert_eq!(weighed(&[Signal::ConsentBypass]), Some(Medium));
+        assert_eq!(weighed(&[Signal::ConsentBypass, weak]), Some(Medium));
+        assert_eq!(weighed(&[Signal::ConsentBypass, strong]), Some(High));
+        // Without a rule that asks, not even the confident model is high.
+        assert_eq!(weighed(&[Signal::PriorityClaim, strong]), Some(Medium));
+        assert_eq!(weighed(&[strong]), Some(Medium));
     }
 
     #[test]
