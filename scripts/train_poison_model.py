@@ -40,6 +40,10 @@ model without that set) a rule that asks and the model together would
 make high; the lowest candidate with none on a real entry and none on a
 benign case is the one written (0.98, on 2026-12-07).
 
+`--measure-sets BIN` prints how much the model adds on text it was not
+trained on: each training set left out of the model in turn, its poison
+cases at medium or above with BIN's rules alone and with the model too.
+
 Needs scikit-learn (pip install scikit-learn); the detector does not.
 Deterministic: the same inputs give the same file byte for byte.
 
@@ -255,6 +259,49 @@ def measure_confident(binary, halves, fold, c):
         print(f"{t} | {real[t]} | {per}")
 
 
+MODEL_SIGNALS = ("resembles-poison", "strongly-resembles-poison")
+
+
+def rules_medium(findings) -> bool:
+    """Whether the rules alone put a case at medium or above: a finding of
+    another class at medium+, or a poison finding whose signals other
+    than the model's sum to 2 or more."""
+    for f in findings:
+        if f["class"] != "poison":
+            if f["severity"] not in ("info", "low"):
+                return True
+            continue
+        weights = re.findall(r"([a-z-]+) \+(\d+)", f["message"].split(" (sum")[0])
+        if sum(int(w) for name, w in weights if name not in MODEL_SIGNALS) >= 2:
+            return True
+    return False
+
+
+def measure_sets(binary, threshold, c):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import detection_eval as de
+
+    extra = [s for _, ss in real_tools() for s in ss]
+    totals = [0, 0, 0]
+    for out in TRAIN_SETS:
+        texts, labels = [], []
+        for name in TRAIN_SETS:
+            if name != out:
+                for case in load(name):
+                    for s, y in labelled(case):
+                        texts.append(s)
+                        labels.append(y)
+        model = Model(texts + extra, labels + [0] * len(extra), c)
+        rows = de.eval_set(binary, os.path.join(ROOT, "eval", "poison", f"{out}.jsonl"))
+        poison = [r for r in rows if r["case"]["label"] == "poison"]
+        rules = sum(rules_medium(r["findings"]) for r in poison)
+        both = sum(rules_medium(r["findings"])
+                   or model.worst([s for _, s in case_strings(r["case"])]) > threshold for r in poison)
+        print(f"{out}: rules alone {rules}, with a model trained without it {both}, of {len(poison)}")
+        totals = [totals[0] + rules, totals[1] + both, totals[2] + len(poison)]
+    print(f"all: {totals[0]} -> {totals[1]} of {totals[2]}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--c", type=float, default=10.0, help="inverse regularisation (default 10)")
@@ -264,6 +311,9 @@ def main() -> None:
                     help="probability over which the model counts in the sum (default 0.98; see --measure-confident)")
     ap.add_argument("--measure-confident", metavar="BIN",
                     help="print what each confident threshold would make high, scanning with the git-kams binary BIN")
+    ap.add_argument("--measure-sets", metavar="BIN",
+                    help="print, for each training set left out of the model in turn, its poison cases at "
+                         "medium or above with the rules alone and with the model too (BIN's findings)")
     ap.add_argument("--check", action="store_true", help="exit 1 if the written model differs")
     ap.add_argument("--out", default=OUT)
     a = ap.parse_args()
@@ -286,11 +336,14 @@ def main() -> None:
         extra = [s for f, ss in real if fold[f] != k for s in ss]
         halves[k] = Model(texts + extra, labels + [0] * len(extra), a.c)
         held += [halves[k].worst(ss) for f, ss in real if fold[f] == k]
+    threshold = next((t for t in GRID if sum(p > t for p in held) <= a.real_budget * len(held)), GRID[-1])
+    flagged = sum(p > threshold for p in held)
+    if a.measure_sets:
+        measure_sets(os.path.abspath(a.measure_sets), threshold, a.c)
+        return
     if a.measure_confident:
         measure_confident(os.path.abspath(a.measure_confident), halves, fold, a.c)
         return
-    threshold = next((t for t in GRID if sum(p > t for p in held) <= a.real_budget * len(held)), GRID[-1])
-    flagged = sum(p > threshold for p in held)
 
     extra = [s for _, ss in real for s in ss]
     model = Model(texts + extra, labels + [0] * len(extra), a.c)
