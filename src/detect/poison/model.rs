@@ -20,10 +20,11 @@
 //! model.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 use super::memo::Hashed;
+use super::rules::Fnv;
 use super::signal::Signal;
 
 const MODEL: &str = include_str!("../../../rules/poison-model.tsv");
@@ -87,14 +88,13 @@ fn parse(text: &'static str) -> Result<Model, String> {
     Ok(m)
 }
 
-/// FNV-1a of a word, lower-cased.
+/// FNV-1a (the lexicon's [`Fnv`]) of a word, lower-cased.
 fn hash(word: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = Fnv::default();
     for b in word {
-        h ^= u64::from(b.to_ascii_lowercase());
-        h = h.wrapping_mul(0x0100_0000_01b3);
+        h.write(&[b.to_ascii_lowercase()]);
     }
-    h
+    h.finish()
 }
 
 /// The key of the pair "first second", from the words' hashes: one
