@@ -37,7 +37,8 @@ The confident threshold is a choice, not fitted here: `--measure-confident
 BIN` prints, for each candidate, how many real entries (scored by a model
 without their file) and how many cases of each training set (scored by a
 model without that set) a rule that asks and the model together would
-make high; the lowest candidate with none on a real entry and none on a
+make high (BIN's findings read as the rules alone would give them, so
+any build will do); the lowest candidate with none on a real entry and none on a
 benign case is the one written (0.98, on 2026-12-07).
 
 `--measure-sets BIN` prints how much the model adds on text it was not
@@ -188,6 +189,31 @@ def load(name):
     return [json.loads(line) for line in open(path) if line.strip()]
 
 
+def training(names):
+    """The strings of these sets and their labels (1: poisoned)."""
+    texts, labels = [], []
+    for name in names:
+        for case in load(name):
+            for s, y in labelled(case):
+                texts.append(s)
+                labels.append(y)
+    return texts, labels
+
+
+def without(out, extra, c):
+    """A model trained on every training set but `out`, and on `extra`."""
+    texts, labels = training([n for n in TRAIN_SETS if n != out])
+    return Model(texts + extra, labels + [0] * len(extra), c)
+
+
+def evaluator():
+    """scripts/detection_eval.py, which scans with a git-kams binary."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import detection_eval
+
+    return detection_eval
+
+
 CONFIDENT = [0.95, 0.96, 0.97, 0.98, 0.99, 0.995]
 
 
@@ -199,15 +225,35 @@ def resolve(doc, pointer):
     return node
 
 
+MODEL_SIGNALS = ("resembles-poison", "strongly-resembles-poison")
+
+
+def rules_sum(finding) -> int:
+    """The sum of a poison finding's signals other than the model's."""
+    weights = re.findall(r"([a-z-]+) \+(\d+)", finding["message"].split(" (sum")[0])
+    return sum(int(w) for name, w in weights if name not in MODEL_SIGNALS)
+
+
+def asks(finding) -> bool:
+    """Whether a poison finding has a signal that asks for harm."""
+    return "none here" not in finding["message"]
+
+
+def rules_severity(finding) -> int:
+    """A finding's severity (0 none to 3 high) with the rules alone: what
+    the binary's findings would be without the word model."""
+    if finding["class"] != "poison":
+        return {"info": 0, "low": 1, "medium": 2}.get(finding["severity"], 3)
+    n = rules_sum(finding)
+    return 3 if n >= 4 and asks(finding) else 2 if n >= 2 else n
+
+
 def lifted_strings(doc, findings):
-    """The strings of poison findings below high whose rules ask for harm
-    and sum to 2 or 3: those the model, counted, would make high."""
+    """The strings of poison findings whose rules ask for harm and sum to
+    2 or 3: those the model, counted, makes high."""
     names = [t.get("name") for t in doc.get("tools", [])]
     for f in findings:
-        if f["class"] != "poison" or not f["field"] or f["severity"] not in ("low", "medium"):
-            continue
-        m = re.search(r"\(sum (\d+)", f["message"])
-        if not m or int(m.group(1)) < 2 or "none here" in f["message"]:
+        if f["class"] != "poison" or not f["field"] or not asks(f) or rules_sum(f) not in (2, 3):
             continue
         try:
             base = f"/tools/{names.index(f['tool'])}" if f["tool"] else ""
@@ -219,8 +265,7 @@ def lifted_strings(doc, findings):
 
 
 def measure_confident(binary, halves, fold, c):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import detection_eval as de
+    de = evaluator()
 
     def real_scan(path):
         doc = json.load(open(path))
@@ -236,18 +281,11 @@ def measure_confident(binary, halves, fold, c):
             real[t] += best > t
     print("confident | real files made high | per set left out: poison, benign made high")
     sets = {}
+    extra = [s for _, ss in real_tools() for s in ss]
     for out in TRAIN_SETS:
-        texts, labels = [], []
-        for name in TRAIN_SETS:
-            if name != out:
-                for case in load(name):
-                    for s, y in labelled(case):
-                        texts.append(s)
-                        labels.append(y)
-        extra = [s for _, ss in real_tools() for s in ss]
-        model = Model(texts + extra, labels + [0] * len(extra), c)
+        model = without(out, extra, c)
         for row in de.eval_set(binary, os.path.join(ROOT, "eval", "poison", f"{out}.jsonl")):
-            if row["worst"] in ("high", "critical"):
+            if max(map(rules_severity, row["findings"]), default=0) == 3:
                 continue
             case = row["case"]
             best = max((model.probability(s) for s in lifted_strings(case, row["findings"])), default=0.0)
@@ -259,44 +297,18 @@ def measure_confident(binary, halves, fold, c):
         print(f"{t} | {real[t]} | {per}")
 
 
-MODEL_SIGNALS = ("resembles-poison", "strongly-resembles-poison")
-
-
-def rules_medium(findings) -> bool:
-    """Whether the rules alone put a case at medium or above: a finding of
-    another class at medium+, or a poison finding whose signals other
-    than the model's sum to 2 or more."""
-    for f in findings:
-        if f["class"] != "poison":
-            if f["severity"] not in ("info", "low"):
-                return True
-            continue
-        weights = re.findall(r"([a-z-]+) \+(\d+)", f["message"].split(" (sum")[0])
-        if sum(int(w) for name, w in weights if name not in MODEL_SIGNALS) >= 2:
-            return True
-    return False
-
-
 def measure_sets(binary, threshold, c):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import detection_eval as de
-
+    de = evaluator()
     extra = [s for _, ss in real_tools() for s in ss]
     totals = [0, 0, 0]
     for out in TRAIN_SETS:
-        texts, labels = [], []
-        for name in TRAIN_SETS:
-            if name != out:
-                for case in load(name):
-                    for s, y in labelled(case):
-                        texts.append(s)
-                        labels.append(y)
-        model = Model(texts + extra, labels + [0] * len(extra), c)
+        model = without(out, extra, c)
         rows = de.eval_set(binary, os.path.join(ROOT, "eval", "poison", f"{out}.jsonl"))
         poison = [r for r in rows if r["case"]["label"] == "poison"]
-        rules = sum(rules_medium(r["findings"]) for r in poison)
-        both = sum(rules_medium(r["findings"])
-                   or model.worst([s for _, s in case_strings(r["case"])]) > threshold for r in poison)
+        medium = [max(map(rules_severity, r["findings"]), default=0) >= 2 for r in poison]
+        rules = sum(medium)
+        both = sum(m or model.worst([s for _, s in case_strings(r["case"])]) > threshold
+                   for m, r in zip(medium, poison))
         print(f"{out}: rules alone {rules}, with a model trained without it {both}, of {len(poison)}")
         totals = [totals[0] + rules, totals[1] + both, totals[2] + len(poison)]
     print(f"all: {totals[0]} -> {totals[1]} of {totals[2]}")
@@ -318,12 +330,7 @@ def main() -> None:
     ap.add_argument("--out", default=OUT)
     a = ap.parse_args()
 
-    texts, labels = [], []
-    for name in TRAIN_SETS:
-        for case in load(name):
-            for s, y in labelled(case):
-                texts.append(s)
-                labels.append(y)
+    texts, labels = training(TRAIN_SETS)
     real = real_tools()
     files = sorted({f for f, _ in real})
     random.Random(1).shuffle(files)
