@@ -19,6 +19,7 @@ pub mod compare;
 pub mod config;
 pub mod descriptor;
 pub mod detect;
+pub mod enforce;
 pub mod files;
 pub mod finding;
 pub mod git;
@@ -61,7 +62,8 @@ fn run_env(cli: cli::Cli, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             let terminal = stdin.is_terminal();
             commands::review::run(&env(), a, &mut stdin.lock(), terminal, out, err)
         }
-        cli::Command::Deny(a) => commands::deny::run(&env(), a, out),
+        cli::Command::Deny(a) => commands::deny::run(&env(), a, out, err),
+        cli::Command::Enforce(a) => commands::enforce::run(&env(), a, out, err),
         cli::Command::Status(a) => commands::status::run(&env(), a, out, err),
         cli::Command::Scan(a) => commands::scan::run(
             &env(),

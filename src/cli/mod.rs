@@ -4,6 +4,7 @@
 
 mod approval;
 mod capture;
+mod enforce;
 mod import;
 mod reading;
 mod setup;
@@ -14,6 +15,7 @@ use clap::{Args, Parser, Subcommand};
 
 pub use approval::{Accepted, CommitArgs, DenyArgs, PinArgs, ReviewArgs};
 pub use capture::{CaptureArgs, CaptureOpts};
+pub use enforce::EnforceArgs;
 pub use import::{ImportArgs, ImportFileArgs, ImportSource};
 pub use reading::{BlameArgs, LogArgs, MetricsArgs, ScanArgs, ScanCommand, SelectArgs};
 pub use setup::{
@@ -158,6 +160,10 @@ pub enum Command {
     /// Refuse a tool: the entry becomes denied, with denier, time and note, whatever it advertises
     #[command(long_about = approval::DENY_HELP)]
     Deny(DenyArgs),
+    /// Write the lock's refusals into the MCP clients' settings (Claude Code, Cursor CLI), so
+    /// that the model cannot call a tool nobody approved
+    #[command(long_about = enforce::ENFORCE_HELP)]
+    Enforce(EnforceArgs),
     /// Show each entry's state and digests, and whether the inventory still matches
     Status(SelectArgs),
     /// Report every finding of the inventory against the lock

@@ -20,7 +20,7 @@ use crate::lock::{Approval, Entry, Lock, State};
 use crate::text::escape_display;
 
 /// Runs `deny`.
-pub fn run(env: &Env, args: &DenyArgs, out: &mut dyn Write) -> Result<Status> {
+pub fn run(env: &Env, args: &DenyArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
     let who = approver(env, args.commit.approver.as_deref())?;
     let inventory = env.inventory()?;
     let path = env.lock_path()?;
@@ -74,6 +74,7 @@ pub fn run(env: &Env, args: &DenyArgs, out: &mut dyn Write) -> Result<Status> {
     emit(out, |o| {
         pin::write_summary(o, &lines, pin::Lines::Print, "denied", &who, &done)
     })?;
+    super::enforce::refresh_after(env, out, err);
     Ok(0)
 }
 

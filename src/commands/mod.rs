@@ -4,6 +4,7 @@
 pub mod blame;
 pub mod capture;
 pub mod deny;
+pub mod enforce;
 pub mod hook;
 pub mod import;
 pub mod init;

@@ -253,6 +253,7 @@ pub fn run(
             writeln!(o, "left as they are in the lock: {}", left.join(", "))
         })?;
     }
+    super::enforce::refresh_after(env, out, err);
     Ok(0)
 }
 

@@ -17,6 +17,7 @@ mod counts;
 mod crash;
 mod deny;
 mod drivers;
+mod enforce;
 mod escapes;
 mod flow;
 mod frozen;

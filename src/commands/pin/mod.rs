@@ -244,6 +244,7 @@ pub fn run(env: &Env, args: &PinArgs, out: &mut dyn Write, err: &mut dyn Write) 
     emit(out, |o| {
         write_summary(o, &lines, show, "approved", &who, &done)
     })?;
+    super::enforce::refresh_after(env, out, err);
     Ok(0)
 }
 

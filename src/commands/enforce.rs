@@ -1,0 +1,321 @@
+//! `git kams enforce`: the lock's refusals written into the MCP clients'
+//! project settings ([`crate::enforce`] says which rules and how they
+//! merge), and `--check`, which says whether they are up to date.
+//!
+//! The settings files are the user's and are committed: each is read with
+//! the strict JSON reader (a file it cannot read, or one that holds a key
+//! twice, is an error and stays as it is), written whole by a rename, and
+//! never through a link. The rules git-kams wrote are kept in
+//! `.kams/enforce.json` beside the inventory.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Result};
+
+use super::{emit, Env, Status};
+use crate::cache::lock::EntryFields;
+use crate::cli::{EnforceArgs, SelectArgs};
+use crate::compare::pairs;
+use crate::enforce::{merge, refusals, rules, to_text, Client, Record, Refusal, Rule};
+use crate::json::{self, Value};
+use crate::text::{escape_display, shown_path};
+
+/// The record of the rules git-kams wrote, from the top of the work tree.
+pub const RECORD: &str = ".kams/enforce.json";
+
+/// Largest settings or record file read (they are small; a larger one is
+/// refused rather than read whole).
+const MAX_SETTINGS: u64 = 16 << 20;
+
+/// Runs `enforce`.
+pub fn run(
+    env: &Env,
+    args: &EnforceArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Status> {
+    let top = top(env);
+    let clients = clients(&top, &args.clients)?;
+    let refused = refused(env, err)?;
+    let outcome = apply(&top, &clients, &refused, !args.check)?;
+    emit(out, |o| outcome.write(o, args.check))?;
+    Ok(u8::from(
+        !outcome.unwritable.is_empty() || (args.check && outcome.stale()),
+    ))
+}
+
+/// [`after_approval`], for a command whose approval is made: a failure
+/// here is a warning on `err`, since the approval itself stands.
+pub fn refresh_after(env: &Env, out: &mut dyn Write, err: &mut dyn Write) {
+    if let Err(e) = after_approval(env, out, err) {
+        let _ = writeln!(
+            err,
+            "warning: the clients' deny rules were not checked: {}",
+            escape_display(&format!("{e:#}"))
+        );
+    }
+}
+
+/// After an approval (`pin`, `review`, `deny`) changed the lock: where
+/// enforcement is in use (git config `kams.enforce`, or a record of rules
+/// written), the rules are refreshed (with `kams.enforce` true) or a line
+/// says that they need to be. Nothing when neither is the case.
+pub fn after_approval(env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> Result<()> {
+    let top = top(env);
+    let refresh = env.config_bool("kams.enforce", false)?;
+    if !refresh && !top.join(RECORD).exists() {
+        return Ok(());
+    }
+    let clients = clients(&top, &[])?;
+    let refused = refused(env, err)?;
+    let outcome = apply(&top, &clients, &refused, refresh)?;
+    if refresh {
+        emit(out, |o| outcome.write(o, false))?;
+    } else if outcome.stale() {
+        emit(out, |o| {
+            writeln!(
+                o,
+                "note: the clients' deny rules are out of date with the lock: run `git kams enforce` and commit what it writes"
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The top of the work tree (or the current folder outside git).
+fn top(env: &Env) -> PathBuf {
+    env.repo
+        .workdir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The clients named (`all`: every one), or else those whose MCP config or
+/// settings file is at `top`; an error when there is none.
+fn clients(top: &Path, named: &[String]) -> Result<Vec<Client>> {
+    let mut out: BTreeSet<Client> = BTreeSet::new();
+    for n in named {
+        match Client::parse(n) {
+            Some(c) => {
+                out.insert(c);
+            }
+            None => out.extend(Client::ALL),
+        }
+    }
+    if named.is_empty() {
+        out.extend(Client::ALL.into_iter().filter(|c| {
+            std::iter::once(c.mcp_config())
+                .chain(c.settings())
+                .any(|f| std::fs::symlink_metadata(top.join(f)).is_ok())
+        }));
+        if out.is_empty() {
+            bail!(
+                "no MCP client is configured at the top of the work tree (no .mcp.json, .cursor/mcp.json or .vscode/mcp.json): name one with --client claude-code, cursor or vscode"
+            );
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// What the clients must refuse, from the lock and the inventory of the
+/// work tree.
+fn refused(env: &Env, err: &mut dyn Write) -> Result<Vec<Refusal>> {
+    let select = SelectArgs {
+        keys: Vec::new(),
+        at: None,
+        inventory_at: None,
+    };
+    let (inventory, lock, _) = env.inventory_and_lock(&select, None, EntryFields::Digests, err)?;
+    Ok(refusals(&pairs(&inventory, &lock)))
+}
+
+/// What happened to one client's settings.
+struct Written {
+    client: Client,
+    /// The settings file, from the top of the work tree.
+    file: &'static str,
+    /// Every rule git-kams wants there.
+    rules: Vec<Rule>,
+    added: Vec<String>,
+    removed: Vec<String>,
+}
+
+/// What `enforce` did (or, with `--check`, would do).
+struct Outcome {
+    written: Vec<Written>,
+    unsupported: Vec<(Client, &'static str)>,
+    /// Refusals a client's rules cannot express, by client.
+    unwritable: Vec<(Client, String)>,
+}
+
+impl Outcome {
+    /// Whether a client's rules are out of date.
+    fn stale(&self) -> bool {
+        self.written
+            .iter()
+            .any(|w| !w.added.is_empty() || !w.removed.is_empty())
+    }
+
+    fn write(&self, o: &mut dyn Write, check: bool) -> std::io::Result<()> {
+        for w in &self.written {
+            let name = w.client.name();
+            let count = match w.rules.len() {
+                1 => "1 rule".to_string(),
+                n => format!("{n} rules"),
+            };
+            if w.added.is_empty() && w.removed.is_empty() {
+                writeln!(o, "{name}: {}: up to date ({count})", w.file)?;
+                continue;
+            }
+            let (add, take) = if check {
+                ("to add", "to take out")
+            } else {
+                ("added", "taken out")
+            };
+            let mut parts = Vec::new();
+            if !w.added.is_empty() {
+                parts.push(format!("{} {add}", w.added.len()));
+            }
+            if !w.removed.is_empty() {
+                parts.push(format!("{} {take}", w.removed.len()));
+            }
+            let head = if check { "out of date: " } else { "" };
+            writeln!(
+                o,
+                "{name}: {}: {head}{} ({count} wanted)",
+                w.file,
+                parts.join(", ")
+            )?;
+            for r in &w.added {
+                let because = w
+                    .rules
+                    .iter()
+                    .find(|rule| &rule.text == r)
+                    .map(|rule| rule.because.join("; "))
+                    .unwrap_or_default();
+                writeln!(
+                    o,
+                    "  + {}  ({})",
+                    escape_display(r),
+                    escape_display(&because)
+                )?;
+            }
+            for r in &w.removed {
+                writeln!(o, "  - {}  (no longer refused)", escape_display(r))?;
+            }
+        }
+        for (client, why) in &self.unsupported {
+            writeln!(o, "{}: {why}", client.name())?;
+        }
+        for (client, what) in &self.unwritable {
+            writeln!(
+                o,
+                "error: {}: cannot refuse {}",
+                client.name(),
+                escape_display(what)
+            )?;
+        }
+        if check && self.stale() {
+            writeln!(
+                o,
+                "run `git kams enforce` to write the rules, and commit them"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Merges the rules of `refused` into each client's settings at `top`,
+/// writing the files (and the record) when `write`; nothing is written
+/// before every file has been read and merged.
+fn apply(top: &Path, clients: &[Client], refused: &[Refusal], write: bool) -> Result<Outcome> {
+    let record_path = top.join(RECORD);
+    crate::files::links_below(top, &record_path)?;
+    let mut record = match read_json(&record_path)? {
+        None => Record::default(),
+        Some(v) => Record::parse(&v).map_err(|e| anyhow!("{}: {e}", shown_path(&record_path)))?,
+    };
+    let mut outcome = Outcome {
+        written: Vec::new(),
+        unsupported: Vec::new(),
+        unwritable: Vec::new(),
+    };
+    let mut files = Vec::new();
+    for &client in clients {
+        let Some(file) = client.settings() else {
+            if let Some(why) = client.unsupported() {
+                outcome.unsupported.push((client, why));
+            }
+            continue;
+        };
+        let (rules, unwritable) = rules(client, refused);
+        outcome
+            .unwritable
+            .extend(unwritable.into_iter().map(|u| (client, u)));
+        let path = top.join(file);
+        crate::files::links_below(top, &path)?;
+        let before = read_json(&path)?;
+        let wanted: BTreeSet<String> = rules.iter().map(|r| r.text.clone()).collect();
+        let recorded = record.files.get(file).cloned().unwrap_or_default();
+        let merged = merge(before.as_ref(), &recorded, &wanted)
+            .map_err(|e| anyhow!("{}: {e}; fix it, and run enforce again", shown_path(&path)))?;
+        if !merged.unchanged() {
+            files.push((path, to_text(&merged.settings)));
+        }
+        record.files.insert(file.to_string(), merged.owned);
+        outcome.written.push(Written {
+            client,
+            file,
+            rules,
+            added: merged.added,
+            removed: merged.removed,
+        });
+    }
+    if write {
+        for (path, text) in &files {
+            write_file(top, path, text)?;
+        }
+        let text = record.to_text();
+        let old = crate::files::read_existing(&record_path, MAX_SETTINGS)?;
+        let empty = record.files.values().all(BTreeSet::is_empty);
+        if old.as_deref() != Some(text.as_bytes()) && !(old.is_none() && empty) {
+            write_file(top, &record_path, &text)?;
+        }
+    }
+    Ok(outcome)
+}
+
+/// The JSON at `path`, `None` when there is no file; an error naming the
+/// file when it is no JSON this reader takes or holds a key twice.
+fn read_json(path: &Path) -> Result<Option<Value>> {
+    let Some(bytes) = crate::files::read_existing(path, MAX_SETTINGS)? else {
+        return Ok(None);
+    };
+    let (value, duplicates) = json::parse(&bytes).map_err(|e| {
+        anyhow!(
+            "{}: invalid JSON: {e}: git-kams rewrites only a file it can read whole (comments are not JSON)",
+            shown_path(path)
+        )
+    })?;
+    if let Some(d) = duplicates.first() {
+        bail!(
+            "{}: the key at {} is written twice: a client may read either value; keep one and run enforce again",
+            shown_path(path),
+            escape_display(d)
+        );
+    }
+    Ok(Some(value))
+}
+
+/// Writes `text` to `path` below `top`, making its folder when needed; the
+/// folder and the file are no links.
+fn write_file(top: &Path, path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        crate::files::folder_below(top, dir)?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow!("cannot create {}: {e}", shown_path(dir)))?;
+    }
+    crate::files::replace(path, text.as_bytes(), None)
+}
