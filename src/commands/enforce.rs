@@ -14,12 +14,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 
-use super::{emit, Env, Status};
+use super::{emit, Env, PlainFormat, Status};
 use crate::cache::lock::EntryFields;
 use crate::cli::{EnforceArgs, SelectArgs};
 use crate::compare::pairs;
 use crate::enforce::{merge, refusals, rules, to_text, Client, Record, Refusal, Rule};
 use crate::json::{self, Value};
+use crate::report::document::Layout;
 use crate::text::{escape_display, shown_path};
 
 /// The record of the rules git-kams wrote, from the top of the work tree.
@@ -36,11 +37,15 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Status> {
+    let format = env.plain_format("enforce")?;
     let top = top(env);
     let clients = clients(&top, &args.clients)?;
     let refused = refused(env, err)?;
     let outcome = apply(&top, &clients, &refused, !args.check)?;
-    emit(out, |o| outcome.write(o, args.check))?;
+    match format {
+        PlainFormat::Text => emit(out, |o| outcome.write(o, args.check))?,
+        PlainFormat::Json => emit(out, |o| outcome.write_json(o, args.check))?,
+    }
     Ok(u8::from(
         !outcome.unwritable.is_empty() || (args.check && outcome.stale()),
     ))
@@ -156,6 +161,47 @@ impl Outcome {
         self.written
             .iter()
             .any(|w| !w.added.is_empty() || !w.removed.is_empty())
+    }
+
+    /// `enforce --format json`, version 1: per client its file, whether
+    /// its rules are up to date, every rule wanted with why, and what was
+    /// (or, with `--check`, would be) added and taken out.
+    fn write_json(&self, o: &mut dyn Write, check: bool) -> std::io::Result<()> {
+        let clients: Vec<serde_json::Value> = self
+            .written
+            .iter()
+            .map(|w| {
+                let rules: Vec<serde_json::Value> = w
+                    .rules
+                    .iter()
+                    .map(|r| serde_json::json!({"rule": r.text, "because": r.because}))
+                    .collect();
+                serde_json::json!({
+                    "client": w.client.name(),
+                    "supported": true,
+                    "file": w.file,
+                    "up_to_date": w.added.is_empty() && w.removed.is_empty(),
+                    "rules": rules,
+                    "added": w.added,
+                    "removed": w.removed,
+                })
+            })
+            .chain(self.unsupported.iter().map(
+                |(c, why)| serde_json::json!({"client": c.name(), "supported": false, "why": why}),
+            ))
+            .collect();
+        let errors: Vec<serde_json::Value> = self
+            .unwritable
+            .iter()
+            .map(|(c, what)| serde_json::json!({"client": c.name(), "cannot_refuse": what}))
+            .collect();
+        let doc = serde_json::json!({
+            "version": 1,
+            "check": check,
+            "clients": clients,
+            "errors": errors,
+        });
+        crate::report::document::write(&doc, Layout::rows(&["clients", "errors"]), o)
     }
 
     fn write(&self, o: &mut dyn Write, check: bool) -> std::io::Result<()> {

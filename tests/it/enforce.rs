@@ -201,6 +201,9 @@ fn cursor_gets_its_rules_and_vscode_is_said_to_be_unsupported() {
     assert_eq!(code, 0, "{said}");
     insta::assert_snapshot!("enforce_three_clients_output", said);
     insta::assert_snapshot!("enforce_cursor_cli", read(d, ".cursor/cli.json"));
+    let (said, code) = run(d, &["--format", "json", "enforce", "--check"]);
+    assert_eq!(code, 0, "{said}");
+    insta::assert_snapshot!("enforce_three_clients_json", said);
     let (said, code) = run(d, &["enforce", "--client", "vscode", "--check"]);
     assert_eq!(code, 0, "{said}");
     assert!(
