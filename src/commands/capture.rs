@@ -60,9 +60,10 @@ pub fn run(
             remove_old_capture(&folder, &c.name, env)?;
             writeln!(
                 out,
-                "unchanged `{}`: {tools} in {}",
+                "unchanged `{}`: {tools} in {}{}",
                 escape_display(&c.name),
-                shown_here(&path)
+                shown_here(&path),
+                configured_in(&configured, &c.name)
             )?;
             continue;
         }
@@ -79,9 +80,10 @@ pub fn run(
         remove_old_capture(&folder, &c.name, env)?;
         writeln!(
             out,
-            "captured `{}`: {tools} -> {}",
+            "captured `{}`: {tools} -> {}{}",
             escape_display(&c.name),
-            shown_here(&path)
+            shown_here(&path),
+            configured_in(&configured, &c.name)
         )?;
     }
     for (path, server) in stale_captures(env, &folder, &configured)? {
@@ -109,6 +111,23 @@ pub fn run(
         return Ok(1);
     }
     Ok(0)
+}
+
+/// ` (configured in A, B)`: the client configs that name `server`, which
+/// agree on its launch (capture refuses configs that do not).
+fn configured_in(configured: &[ClientServer], server: &str) -> String {
+    let mut files: Vec<String> = Vec::new();
+    for c in configured.iter().filter(|c| c.name == server) {
+        let shown = shown_path(&c.source);
+        if !files.contains(&shown) {
+            files.push(shown);
+        }
+    }
+    if files.is_empty() {
+        String::new()
+    } else {
+        format!(" (configured in {})", files.join(", "))
+    }
 }
 
 /// The note for a capture file no client config names any more.
@@ -338,11 +357,19 @@ fn select(all: Vec<ClientServer>, names: &[String]) -> Result<Vec<ClientServer>>
         // The same name in two configs: capture one, when they agree.
         if let Some(prev) = out.iter().find(|p| p.name == s.name) {
             if config::launch_spec(&prev.entry) != config::launch_spec(&s.entry) {
+                let fields: Vec<&str> = config::launch_differences(
+                    config::launch_spec(&prev.entry).as_ref(),
+                    config::launch_spec(&s.entry).as_ref(),
+                )
+                .into_iter()
+                .map(|(f, _)| f)
+                .collect();
                 bail!(
-                    "server `{}` is configured differently in {} and {}: which one a client runs depends on the client; keep one",
+                    "server `{}` is configured differently in {} and {} ({}): which one a client runs depends on the client; make them agree (`git kams scan` shows both)",
                     escape_display(&s.name),
                     shown_path(&prev.source),
-                    shown_path(&s.source)
+                    shown_path(&s.source),
+                    fields.join(", ")
                 );
             }
             continue;

@@ -265,6 +265,60 @@ pub fn launch_spec(entry: &Object) -> Option<Value> {
     Some(Value::Object(spec))
 }
 
+/// The parts of two launches ([`launch_spec`]) that differ, named as a
+/// reviewer reads them, each with whether only values
+/// differ there (environment or header values under the same names),
+/// which weighs less than another command, address or set of names.
+pub fn launch_differences(a: Option<&Value>, b: Option<&Value>) -> Vec<(&'static str, bool)> {
+    let empty = Object::new();
+    let obj = |v: Option<&Value>| v.and_then(Value::as_object).cloned().unwrap_or_default();
+    let (a, b) = (obj(a), obj(b));
+    let argv = |o: &Object| -> Vec<Value> {
+        o.get("command")
+            .and_then(Value::as_array)
+            .map(<[Value]>::to_vec)
+            .unwrap_or_default()
+    };
+    let (av, bv) = (argv(&a), argv(&b));
+    let mut out = Vec::new();
+    if av.first() != bv.first() {
+        out.push(("command", false));
+    }
+    if av.get(1..) != bv.get(1..) {
+        out.push(("arguments", false));
+    }
+    for (key, what) in [
+        ("url", "url"),
+        ("type", "transport"),
+        ("cwd", "working folder"),
+    ] {
+        if a.get(key) != b.get(key) {
+            out.push((what, false));
+        }
+    }
+    for (key, names, values) in [
+        ("env", "environment names", "environment values"),
+        ("headers", "header names", "header values"),
+    ] {
+        let am = a.get(key).and_then(Value::as_object).unwrap_or(&empty);
+        let bm = b.get(key).and_then(Value::as_object).unwrap_or(&empty);
+        let mut an: Vec<&String> = am.iter().map(|(k, _)| k).collect();
+        let mut bn: Vec<&String> = bm.iter().map(|(k, _)| k).collect();
+        an.sort();
+        bn.sort();
+        if an != bn {
+            out.push((names, false));
+        } else if am != bm {
+            out.push((values, true));
+        }
+    }
+    if out.is_empty() {
+        // Launches of no known shape (no command, no url) on either side.
+        out.push(("launch", false));
+    }
+    out
+}
+
 /// What stands in a launch, a lock or a capture file for a secret: a
 /// digest of the secret, so that a changed secret is a changed launch
 /// (a bare `<redacted>` made every value the same, and a launch could be

@@ -63,7 +63,7 @@ pub(crate) fn fake(mode: &str, env: &[(&str, &str)]) -> Value {
 
 /// Writes `rel` (a client config) naming `servers`, under `key`
 /// (`mcpServers`, or `servers` for VS Code).
-fn config_at(dir: &Path, rel: &str, key: &str, servers: &[(&str, Value)]) {
+pub(crate) fn config_at(dir: &Path, rel: &str, key: &str, servers: &[(&str, Value)]) {
     let map: serde_json::Map<String, Value> = servers
         .iter()
         .map(|(name, entry)| (name.to_string(), entry.clone()))

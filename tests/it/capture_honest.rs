@@ -53,7 +53,7 @@ fn capturing_an_unchanged_server_leaves_its_file_and_the_work_tree_untouched() {
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
     assert_eq!(
         text(&again.stdout),
-        "unchanged `notes`: 3 tools in .kams/inventory/notes.json\n"
+        "unchanged `notes`: 3 tools in .kams/inventory/notes.json (configured in .mcp.json)\n"
     );
     assert_eq!(capture_file(dir, "notes").0, before);
     assert_eq!(mtime(&path), long_ago);
@@ -114,7 +114,7 @@ fn a_capture_no_client_config_names_is_noted_by_capture_and_scan_and_pruned_on_r
     assert_eq!(prune.status.code(), Some(0), "{}", text(&prune.stderr));
     assert_eq!(
         text(&prune.stdout),
-        "unchanged `kept`: 3 tools in .kams/inventory/kept.json\n\
+        "unchanged `kept`: 3 tools in .kams/inventory/kept.json (configured in .mcp.json)\n\
          removed .kams/inventory/gone.json: no client config names `gone`\n"
     );
     assert_eq!(written(dir), ["hand.json", "kept.json", "linked.json"]);

@@ -12,6 +12,7 @@ mod capture_honest;
 mod capture_limits;
 mod capture_real;
 mod common;
+mod configs;
 mod corpus;
 mod counts;
 mod crash;

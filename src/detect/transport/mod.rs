@@ -13,8 +13,11 @@
 //! code, downloads piped to a shell); [`runners`] finds the packages and
 //! images that package runners fetch, and [`pin`] judges whether each
 //! names one release; [`url`] reviews addresses; [`secrets`] and
-//! [`credential_shapes`] find credentials written inline, and redact them.
+//! [`credential_shapes`] find credentials written inline, and redact them;
+//! [`agree`] finds configs that disagree on a server, or name one launch
+//! twice.
 
+mod agree;
 mod command;
 mod credential_shapes;
 mod pin;
@@ -93,6 +96,7 @@ impl Detector for Transport {
             }
             .launch(&c.entry, Written::InClientConfig);
         }
+        agree::disagreements(cx.configs, out);
     }
 }
 

@@ -1,0 +1,139 @@
+//! One lock across every client config (issue 27, item 3): the same server
+//! name configured differently in two configs is one finding naming both
+//! files and what differs; one launch under two names is a finding too;
+//! capture refuses configs that disagree, saying what differs, and says
+//! which configs each server it captured came from.
+
+use serde_json::json as value;
+
+use crate::capture::{config, config_at, fake, run};
+use crate::common::{copy, json, kams, real, repo, text};
+
+/// The `ambiguous` findings of a JSON scan of `dir`'s configs.
+fn ambiguous(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    // A capture of another server: what is scanned here is the configs.
+    copy(
+        &real("mcp-server-time@0.6.2.json"),
+        dir,
+        ".kams/inventory/time.json",
+    );
+    let o = kams(dir)
+        .args(["--format", "json", "scan", "--fail-on", "never"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    json(&o.stdout)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["class"] == "ambiguous")
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn two_configs_that_disagree_on_a_server_give_one_finding_naming_both_files_and_the_field() {
+    let repo = repo();
+    let d = repo.path();
+    config(
+        d,
+        &[(
+            "files",
+            value!({"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2025.8.21", "/srv"]}),
+        )],
+    );
+    config_at(
+        d,
+        ".cursor/mcp.json",
+        "mcpServers",
+        &[(
+            "files",
+            value!({"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2025.8.21", "/"]}),
+        )],
+    );
+    let found = ambiguous(d);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f["severity"], "high");
+    assert_eq!(f["server"], "files");
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.contains(".mcp.json and .cursor/mcp.json (arguments)"),
+        "{message}"
+    );
+    let o = kams(d)
+        .args(["scan", "--fail-on", "never"])
+        .output()
+        .unwrap();
+    let said = text(&o.stdout);
+    let lines: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("ambiguous") || l.contains("server-filesystem"))
+        .collect();
+    insta::assert_snapshot!("configs_disagree_text", lines.join("\n"));
+}
+
+#[test]
+fn one_launch_under_two_names_is_a_finding_naming_both() {
+    let repo = repo();
+    let d = repo.path();
+    let launch = value!({"type": "http", "url": "https://mcp.example.com/mcp"});
+    config(d, &[("docs", launch.clone())]);
+    config_at(
+        d,
+        ".vscode/mcp.json",
+        "servers",
+        &[("company-docs", launch)],
+    );
+    let found = ambiguous(d);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["severity"], "medium");
+    assert_eq!(found[0]["server"], "company-docs");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "`company-docs` in .vscode/mcp.json runs the same launch as `docs` in .mcp.json"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn configs_that_agree_give_no_finding_and_capture_names_them() {
+    let repo = repo();
+    let d = repo.path();
+    config(d, &[("one", fake("ok", &[]))]);
+    // VS Code's form of the same launch.
+    let mut vscode = fake("ok", &[]);
+    vscode["type"] = value!("stdio");
+    config_at(d, ".vscode/mcp.json", "servers", &[("one", vscode)]);
+    assert!(ambiguous(d).is_empty());
+    let o = run(d, &["capture", "--yes"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let said = text(&o.stdout);
+    assert!(
+        said.contains("(configured in .mcp.json, .vscode/mcp.json)"),
+        "{said}"
+    );
+}
+
+#[test]
+fn capture_refuses_configs_that_disagree_and_says_what_differs() {
+    let repo = repo();
+    let d = repo.path();
+    config(d, &[("one", fake("ok", &[]))]);
+    config_at(
+        d,
+        ".cursor/mcp.json",
+        "mcpServers",
+        &[("one", fake("ok", &[("EXTRA", "1")]))],
+    );
+    let o = run(d, &["capture", "--yes"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let said = text(&o.stderr);
+    assert!(
+        said.contains("server `one` is configured differently in .mcp.json and .cursor/mcp.json (environment names)"),
+        "{said}"
+    );
+    assert!(!d.join(".kams/inventory/one.json").exists());
+}
