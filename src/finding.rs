@@ -99,11 +99,14 @@ pub enum Class {
     /// A locked tool advertised under another name (the old one gone, the
     /// new one not in the lock), with what else changed.
     Renamed,
+    /// Servers one client is given whose tools together read private data,
+    /// take in content others wrote and send data out (a toxic flow).
+    Flow,
 }
 
 impl Class {
     /// Every class, in the order of the enum (the order of SARIF rules).
-    pub const ALL: [Class; 12] = [
+    pub const ALL: [Class; 13] = [
         Class::Drift,
         Class::Added,
         Class::Removed,
@@ -116,6 +119,7 @@ impl Class {
         Class::Transport,
         Class::Denied,
         Class::Renamed,
+        Class::Flow,
     ];
 
     /// The classes whose high and critical findings an approval must
@@ -145,6 +149,7 @@ impl Class {
             Class::Transport => "transport",
             Class::Denied => "denied",
             Class::Renamed => "renamed",
+            Class::Flow => "flow",
         }
     }
 }

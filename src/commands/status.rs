@@ -12,6 +12,7 @@ use crate::canon::Digest;
 use crate::cli::SelectArgs;
 use crate::compare::{pairs, Pair};
 use crate::descriptor::{Descriptor, FieldDigests};
+use crate::detect::flow::classes::{Capabilities, Known, CLASSES};
 use crate::report::document::{self, Displayed, Layout};
 use crate::text::escape_display;
 
@@ -157,6 +158,9 @@ struct JsonEntry<'a> {
     status: Option<&'static str>,
     locked: Digests<'a>,
     seen: Digests<'a>,
+    /// The capability classes of the tool (of the server: of its tools),
+    /// from their names.
+    can: Vec<&'static str>,
 }
 
 /// A descriptor's digest and its fields' digests; both `null` without one.
@@ -194,6 +198,27 @@ struct JsonLaunch<'a> {
     seen: Option<Displayed<Digest>>,
     approved_by: Option<Displayed<gix::ObjectId>>,
     unapproved_because: Option<&'a str>,
+}
+
+/// What the entry of `p` can do ([`Capabilities`]): a tool's classes by
+/// its name; a server's, those of its tools in the inventory and the lock.
+fn can<'a>(
+    p: &Pair<'a>,
+    inventory: &'a crate::inventory::Inventory,
+    lock: &'a crate::lock::Lock,
+    known: &mut Known<'a>,
+) -> Capabilities {
+    match p.tool {
+        Some(t) => known.of(t),
+        None => {
+            let seen = inventory.servers.get(p.server).map(|s| s.tools.keys());
+            let locked = lock.servers.get(p.server).map(|s| s.tools.keys());
+            seen.into_iter()
+                .flatten()
+                .chain(locked.into_iter().flatten())
+                .fold(Capabilities::default(), |c, t| c.union(known.of(t)))
+        }
+    }
 }
 
 /// A status word for JSON: `-` (nothing to compare with) is `null`.
@@ -241,12 +266,18 @@ pub fn run(
         .filter(|p| selection.matches(p.server, p.tool))
         .filter(|p| p.entry.is_some() || p.seen.is_some())
         .collect();
+    let mut known = Known::default();
     emit(out, |o| match format {
         PlainFormat::Text => {
             writeln!(
                 o,
-                "{:<12} {:<8} {:<12} {:<12} ENTRY",
-                "STATE", "STATUS", "LOCKED", "SEEN"
+                "{:<12} {:<8} {:<12} {:<12} {:<width$} ENTRY",
+                "STATE",
+                "STATUS",
+                "LOCKED",
+                "SEEN",
+                "CAN",
+                width = CLASSES.len()
             )?;
             // One buffer for every line: a formatter call per column cost
             // more than the rest of a 2,000-entry status.
@@ -264,6 +295,11 @@ pub fn run(
                 column(&mut line, &locked, 12);
                 let seen = p.seen.map_or("-".into(), |d| d.digest.short());
                 column(&mut line, &seen, 12);
+                column(
+                    &mut line,
+                    &can(p, &inventory, &lock, &mut known).letters(),
+                    CLASSES.len(),
+                );
                 line.push_str(&escape_display(p.server));
                 if let Some(t) = p.tool {
                     line.push('/');
@@ -276,16 +312,18 @@ pub fn run(
                 let short = |d: &Option<crate::canon::Digest>| d.map_or("-".into(), |d| d.short());
                 writeln!(
                     o,
-                    "{:<12} {:<8} {:<12} {:<12} {} (launch){}",
+                    "{:<12} {:<8} {:<12} {:<12} {:<width$} {} (launch){}",
                     l.state(),
                     l.status(captured),
                     short(&l.locked),
                     short(&l.seen),
+                    "",
                     escape_display(&l.server),
                     match &l.approval {
                         Some(Err(why)) => format!(": {}", escape_display(why)),
                         _ => String::new(),
-                    }
+                    },
+                    width = CLASSES.len()
                 )?;
             }
             Ok(())
@@ -302,6 +340,7 @@ pub fn run(
                         status: shown_status(word(p, captured)),
                         locked: Digests::of(p.entry.map(|e| &e.descriptor)),
                         seen: Digests::of(p.seen),
+                        can: can(p, &inventory, &lock, &mut known).names(),
                     })
                     .collect(),
                 launches: launches

@@ -21,6 +21,7 @@
 //! (docs/performance.md, "The redesign", "At the edge").
 
 mod ambiguous;
+pub mod flow;
 mod hidden;
 pub mod known;
 mod poison;
@@ -136,6 +137,7 @@ pub fn all() -> Vec<Box<dyn Detector>> {
         Box::new(shadow::Shadow::default()),
         Box::new(squat::Squat),
         Box::new(transport::Transport),
+        Box::new(flow::Flow),
     ]
 }
 

@@ -171,6 +171,13 @@ fn rule(class: Class) -> Rule {
             Severity::Low,
             &["security", "mcp", "change-review"],
         ),
+        Class::Flow => (
+            "ToxicFlow",
+            "Servers that together can leak private data",
+            "One client is given tools that take in content others wrote (web pages, issues, messages), tools that read private data, and tools that send data out: text the model reads can order it to send the private data out, even when every tool is honest. The finding names the tools of each leg; it is high when only new or changed tools fill a leg. Split the servers between clients, refuse a leg (`git kams deny`, `git kams enforce`), or accept the risk knowingly.",
+            Severity::Medium,
+            &["security", "mcp", "toxic-flow"],
+        ),
     };
     Rule {
         class,

@@ -363,8 +363,13 @@ fn sample_lock_is_canonical_and_matches_the_clean_inventory() {
         .unwrap();
     let report = json(&out.stdout);
     let findings = report["findings"].as_array().unwrap();
-    assert_eq!(findings.len(), 2, "{findings:#?}");
-    assert!(findings
+    // And the toxic flow the approved servers close (docs/flows.md), at
+    // medium: every leg is approved as it is advertised.
+    assert_eq!(findings.len(), 3, "{findings:#?}");
+    let (flows, rest): (Vec<_>, Vec<_>) = findings.iter().partition(|f| f["class"] == "flow");
+    assert!(rest
         .iter()
         .all(|f| f["class"] == "unapproved" && f["server"] == "notes"));
+    assert_eq!(flows.len(), 1);
+    assert_eq!(flows[0]["severity"], "medium");
 }

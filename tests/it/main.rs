@@ -21,6 +21,7 @@ mod drivers;
 mod enforce;
 mod escapes;
 mod flow;
+mod flows;
 mod frozen;
 mod fuzz_regressions;
 mod git;

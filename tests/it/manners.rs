@@ -155,7 +155,7 @@ fn status_without_an_inventory_shows_the_lock_and_blame_without_commits_says_so(
     assert!(o.status.success(), "{}", text(&o.stderr));
     let out = text(&o.stdout);
     assert!(
-        out.contains("pinned       -        c84be673f3e4 -            web/fetch"),
+        out.contains("pinned       -        c84be673f3e4 -            -IS- web/fetch"),
         "{out}"
     );
     assert!(
