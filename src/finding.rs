@@ -102,11 +102,14 @@ pub enum Class {
     /// Servers one client is given whose tools together read private data,
     /// take in content others wrote and send data out (a toxic flow).
     Flow,
+    /// A server that told one client identity otherwise than another
+    /// (`capture --as`).
+    Cloaking,
 }
 
 impl Class {
     /// Every class, in the order of the enum (the order of SARIF rules).
-    pub const ALL: [Class; 13] = [
+    pub const ALL: [Class; 14] = [
         Class::Drift,
         Class::Added,
         Class::Removed,
@@ -120,18 +123,20 @@ impl Class {
         Class::Denied,
         Class::Renamed,
         Class::Flow,
+        Class::Cloaking,
     ];
 
     /// The classes whose high and critical findings an approval must
     /// accept by name (`pin --accept-findings`): what the text or the launch
     /// would do, as opposed to the mere fact that it changed.
-    pub const GATED: [Class; 6] = [
+    pub const GATED: [Class; 7] = [
         Class::Poison,
         Class::Hidden,
         Class::Squat,
         Class::Shadow,
         Class::Ambiguous,
         Class::Transport,
+        Class::Cloaking,
     ];
 
     /// The lowercase name used in output.
@@ -150,6 +155,7 @@ impl Class {
             Class::Denied => "denied",
             Class::Renamed => "renamed",
             Class::Flow => "flow",
+            Class::Cloaking => "cloaking",
         }
     }
 }

@@ -10,6 +10,7 @@
 //! [`stdio`] and [`http`].
 
 pub mod http;
+pub mod identity;
 pub mod queue;
 pub mod reaper;
 pub mod session;
@@ -60,6 +61,8 @@ pub struct Options {
     /// The caller's environment, from which [`BASE_ENV`] and `${VAR}`
     /// references are taken.
     pub caller_env: Vec<(String, String)>,
+    /// Who capture says it is in `initialize`.
+    pub client: identity::Identity,
 }
 
 /// One server captured.
@@ -210,7 +213,8 @@ pub fn capture_one(server: &ClientServer, opts: &Options, captured_at: &str) -> 
             http::connect(&url, &headers, kind, &hopts)?
         }
     };
-    let got = session::Session::new(transport.as_mut(), deadline, opts.max_message).capture();
+    let got = session::Session::new(transport.as_mut(), deadline, opts.max_message, opts.client)
+        .capture();
     let ended = Instant::now();
     let diagnostics = transport.diagnostics();
     transport.close();
@@ -238,6 +242,158 @@ pub fn capture_one(server: &ClientServer, opts: &Options, captured_at: &str) -> 
         file,
         warnings: advertised.warnings,
     })
+}
+
+/// One server's captures as several clients ([`identity`]), merged into
+/// the capture of the first: its file gains `capturedAs` (the identities,
+/// the first being the one whose answer the file holds) and, when another
+/// identity was told something else, `cloaking` (per such identity, the
+/// members and items that differ), and a warning says so. A server that
+/// failed as any identity failed.
+pub fn combine(
+    identities: &[identity::Identity],
+    mut per_identity: Vec<Vec<Result<Captured>>>,
+) -> Vec<Result<Captured>> {
+    let Some(first) = per_identity.first_mut().map(std::mem::take) else {
+        return Vec::new();
+    };
+    let mut rest: Vec<std::vec::IntoIter<Result<Captured>>> = per_identity
+        .into_iter()
+        .skip(1)
+        .map(Vec::into_iter)
+        .collect();
+    let keys: Vec<Value> = identities
+        .iter()
+        .map(|i| Value::String(i.key.to_string()))
+        .collect();
+    first
+        .into_iter()
+        .map(|primary| {
+            let others: Vec<Result<Captured>> =
+                rest.iter_mut().filter_map(Iterator::next).collect();
+            let mut primary = primary.map_err(|e| anyhow!("as {}: {e:#}", identities[0].key))?;
+            let mut cloaking = Vec::new();
+            for (other, id) in others.into_iter().zip(identities.iter().skip(1)) {
+                let other = other.map_err(|e| anyhow!("as {}: {e:#}", id.key))?;
+                if other.file == primary.file {
+                    continue;
+                }
+                let differs = differing(&primary.file, &other.file);
+                primary.warnings.push(format!(
+                    "answers {} otherwise than {}: {} (scan reports a high cloaking finding)",
+                    id.key,
+                    identities[0].key,
+                    differs.join(", ")
+                ));
+                let mut entry = Object::new();
+                entry.insert("as".into(), Value::String(id.key.to_string()));
+                entry.insert("clientInfo".into(), Value::String(id.name.to_string()));
+                entry.insert(
+                    "differs".into(),
+                    Value::Array(differs.into_iter().map(Value::String).collect()),
+                );
+                cloaking.push(Value::Object(entry));
+            }
+            let mut members = vec![("capturedAs", Value::Array(keys.clone()))];
+            if !cloaking.is_empty() {
+                members.push(("cloaking", Value::Array(cloaking)));
+            }
+            primary.file = with_members(&primary.file, &members);
+            Ok(primary)
+        })
+        .collect()
+}
+
+/// What differs between two capture files of one server: top-level
+/// members (`instructions`, `serverInfo`...) by name, and the items of its
+/// lists (`tools/NAME`, `prompts/NAME`, `resources/URI`) that one has and
+/// the other has not, or has otherwise.
+fn differing(a: &[u8], b: &[u8]) -> Vec<String> {
+    let parse = |bytes: &[u8]| match crate::json::parse(bytes) {
+        Ok((Value::Object(o), _)) => o,
+        _ => Object::new(),
+    };
+    let (a, b) = (parse(a), parse(b));
+    let mut keys: Vec<&String> = a.iter().map(|(k, _)| k).collect();
+    for (k, _) in b.iter() {
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut out = Vec::new();
+    for key in keys {
+        if key == RUN_METADATA || a.get(key) == b.get(key) {
+            continue;
+        }
+        let id = match key.as_str() {
+            "tools" | "prompts" => "name",
+            "resources" => "uri",
+            "resourceTemplates" => "uriTemplate",
+            _ => {
+                out.push(key.clone());
+                continue;
+            }
+        };
+        let items = |o: &Object| -> Vec<(String, Value)> {
+            o.get(key)
+                .and_then(Value::as_array)
+                .unwrap_or_default()
+                .iter()
+                .map(|v| {
+                    let name = v.get(id).and_then(Value::as_str).unwrap_or("?").to_string();
+                    (name, v.clone())
+                })
+                .collect()
+        };
+        let (ia, ib) = (items(&a), items(&b));
+        let mut names: Vec<&String> = ia.iter().map(|(n, _)| n).collect();
+        for (n, _) in &ib {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        let before = out.len();
+        for n in names {
+            let find = |list: &[(String, Value)]| {
+                list.iter().find(|(m, _)| m == n).map(|(_, v)| v.clone())
+            };
+            if find(&ia) != find(&ib) {
+                out.push(format!("{key}/{n}"));
+            }
+        }
+        if out.len() == before {
+            // The same items in another order.
+            out.push(format!("{key} (order)"));
+        }
+    }
+    out
+}
+
+/// `file` (a capture file, which ends with its closing brace and a line
+/// feed) with `members` added at its end.
+fn with_members(file: &[u8], members: &[(&str, Value)]) -> Vec<u8> {
+    let end = file.len()
+        - file
+            .iter()
+            .rev()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+    let body = file[..end].strip_suffix(b"}").unwrap_or(&file[..end]);
+    let body_end = body.len()
+        - body
+            .iter()
+            .rev()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+    let mut out = body[..body_end].to_vec();
+    for (key, value) in members {
+        out.extend_from_slice(b",\n  ");
+        canon::write_string(key, Escape::Visible, &mut out);
+        out.extend_from_slice(b": ");
+        canon::write_value(value, Escape::Visible, &mut out);
+    }
+    out.extend_from_slice(b"\n}\n");
+    out
 }
 
 /// Fails unless `file` reads back, under the input size cap, as the
@@ -590,6 +746,7 @@ mod tests {
                 ("TOKEN".into(), "s3cret".into()),
                 ("HOME".into(), "/h".into()),
             ],
+            client: identity::GIT_KAMS,
         }
     }
 

@@ -156,6 +156,8 @@ pub struct Session<'t> {
     /// Bytes of every item listed so far, against `max_bytes`.
     listed: usize,
     max_bytes: usize,
+    /// Who the session says it is in `initialize`.
+    client: super::identity::Identity,
 }
 
 impl<'t> Session<'t> {
@@ -167,6 +169,7 @@ impl<'t> Session<'t> {
         transport: &'t mut dyn Transport,
         deadline: Instant,
         max_bytes: usize,
+        client: super::identity::Identity,
     ) -> Session<'t> {
         Session {
             transport,
@@ -178,6 +181,7 @@ impl<'t> Session<'t> {
             server_requests: 0,
             listed: 0,
             max_bytes,
+            client,
         }
     }
 
@@ -197,11 +201,15 @@ impl<'t> Session<'t> {
         params.extend_from_slice(PROTOCOL_VERSION.as_bytes());
         // No client capabilities: capture never samples, elicits or lists
         // roots for a server, and a server that asks anyway is declined.
-        params.extend_from_slice(
-            b"\",\"capabilities\":{},\"clientInfo\":{\"name\":\"git-kams\",\"version\":\"",
+        params.extend_from_slice(b"\",\"capabilities\":{},\"clientInfo\":{\"name\":");
+        crate::canon::write_string(self.client.name, crate::canon::Escape::Visible, &mut params);
+        params.extend_from_slice(b",\"version\":");
+        crate::canon::write_string(
+            self.client.version,
+            crate::canon::Escape::Visible,
+            &mut params,
         );
-        params.extend_from_slice(env!("CARGO_PKG_VERSION").as_bytes());
-        params.extend_from_slice(b"\"}}");
+        params.extend_from_slice(b"}}");
         let init = self
             .request("initialize", &params, None)
             .map_err(|e| e.context("initialize"))?;
@@ -584,7 +592,13 @@ mod tests {
             queue: VecDeque::new(),
             sent: Vec::new(),
         };
-        let got = Session::new(&mut t, Instant::now() + Duration::from_secs(5), 1 << 20).capture();
+        let got = Session::new(
+            &mut t,
+            Instant::now() + Duration::from_secs(5),
+            1 << 20,
+            crate::capture::identity::GIT_KAMS,
+        )
+        .capture();
         (got, t.sent)
     }
 

@@ -64,7 +64,7 @@ pub struct PinArgs {
     pub commit: CommitArgs,
 
     /// Approve even though what is approved has high or critical findings of these classes
-    /// (poison, hidden, squat, shadow, ambiguous, transport; all of them when none is given).
+    /// (poison, hidden, squat, shadow, ambiguous, transport, cloaking; all of them when none is given).
     /// Without it pin prints such findings and refuses (exit 1); the approval commit records
     /// each finding it accepted
     #[arg(

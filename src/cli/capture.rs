@@ -56,6 +56,22 @@ pub struct CaptureOpts {
     /// Servers captured at once [default: 8]
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+
+    /// Capture each server once per client identity (the clientInfo that client sends), and
+    /// report a server that answers them differently (cloaking): claude-code, claude-desktop,
+    /// cursor, vscode, codex, gemini-cli, git-kams, comma-separated, or all. The file holds the
+    /// first one's answer [default: git-kams alone]
+    #[arg(long = "as", value_name = "CLIENTS", value_parser = identities)]
+    pub as_clients: Option<Identities>,
+}
+
+/// The identities a `--as` value names, in order.
+#[derive(Clone, Debug)]
+pub struct Identities(pub Vec<crate::capture::identity::Identity>);
+
+/// A `--as` value.
+fn identities(s: &str) -> Result<Identities, String> {
+    crate::capture::identity::parse(s).map(Identities)
 }
 
 /// Arguments of `capture`.

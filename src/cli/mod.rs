@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 pub use approval::{Accepted, CommitArgs, DenyArgs, PinArgs, ReviewArgs};
-pub use capture::{CaptureArgs, CaptureOpts};
+pub use capture::{CaptureArgs, CaptureOpts, Identities};
 pub use enforce::EnforceArgs;
 pub use import::{ImportArgs, ImportFileArgs, ImportSource};
 pub use reading::{BlameArgs, LogArgs, MetricsArgs, ScanArgs, ScanCommand, SelectArgs};

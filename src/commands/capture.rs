@@ -408,7 +408,24 @@ fn capture_confirmed(
         }
     };
     let started = std::time::Instant::now();
-    let results = capture::capture_all(servers, &options, &at, &mut report);
+    let results = match &opts.as_clients {
+        None => capture::capture_all(servers, &options, &at, &mut report),
+        Some(crate::cli::Identities(identities)) => {
+            // Once per identity, one after the other: each capture keeps
+            // its own deadline, as a single one does.
+            let per: Vec<Vec<Result<Captured>>> = identities
+                .iter()
+                .map(|id| {
+                    let options = Options {
+                        client: *id,
+                        ..options.clone()
+                    };
+                    capture::capture_all(servers, &options, &at, &mut report)
+                })
+                .collect();
+            capture::combine(identities, per)
+        }
+    };
     if env.global.verbose {
         writeln!(
             err,
@@ -523,6 +540,7 @@ fn options(env: &Env, opts: &CaptureOpts) -> Result<Options> {
         caller_env: std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .collect(),
+        client: capture::identity::GIT_KAMS,
     })
 }
 

@@ -21,6 +21,7 @@
 //! (docs/performance.md, "The redesign", "At the edge").
 
 mod ambiguous;
+mod cloak;
 pub mod flow;
 mod hidden;
 pub mod known;
@@ -138,6 +139,7 @@ pub fn all() -> Vec<Box<dyn Detector>> {
         Box::new(squat::Squat),
         Box::new(transport::Transport),
         Box::new(flow::Flow),
+        Box::new(cloak::Cloak),
     ]
 }
 

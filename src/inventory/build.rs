@@ -110,7 +110,10 @@ pub(super) fn build_server(
                 let keyed = keyed_list(path, v, id, &at, &mut ambiguities)?;
                 server_fields.insert(k.clone(), Value::Object(keyed));
             }
-            "transport" | "command" | "args" | "cwd" | "url" | "env" | "headers" | "type" => {
+            // With the launch: who capture said it was (`capture --as`),
+            // and what another client was told instead.
+            "transport" | "command" | "args" | "cwd" | "url" | "env" | "headers" | "type"
+            | "capturedAs" | "cloaking" => {
                 launch.insert(k.clone(), v.clone());
             }
             _ => {}

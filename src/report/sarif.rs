@@ -178,6 +178,13 @@ fn rule(class: Class) -> Rule {
             Severity::Medium,
             &["security", "mcp", "toxic-flow"],
         ),
+        Class::Cloaking => (
+            "Cloaking",
+            "A server that answers clients differently",
+            "`capture --as` captured the server as several MCP clients (the clientInfo each sends), and it told one identity otherwise than another: other tools, descriptions or instructions. A server that answers by client name can show a scanner or a reviewer clean tools and a real client poisoned ones. Review what each identity was told; do not approve the server until they agree.",
+            Severity::High,
+            &["security", "mcp", "cloaking"],
+        ),
     };
     Rule {
         class,

@@ -283,3 +283,43 @@ fn streamable_http_capture_digests_as_the_corpus_does() {
     );
     drop(http);
 }
+
+/// Issue 27, item 2: the honest server-everything, captured as three
+/// clients, tells each the same: no `cloaking` member, no finding.
+#[test]
+fn server_everything_captured_as_three_clients_tells_each_the_same() {
+    let bin = servers().join("node_modules/.bin");
+    let repo = repo();
+    let dir = repo.path();
+    let config = value!({"mcpServers": {
+        EVERYTHING.0: {"command": "node", "args": [bin.join("mcp-server-everything"), "stdio"]},
+    }});
+    std::fs::write(dir.join(".mcp.json"), config.to_string()).unwrap();
+    let o = kams(dir)
+        .args(["capture", "--yes", "--as", "claude-code,cursor,vscode"])
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        !text(&o.stderr).contains("otherwise than"),
+        "{}",
+        text(&o.stderr)
+    );
+    let capture = capture_file(dir, EVERYTHING.0);
+    assert_eq!(
+        capture["capturedAs"],
+        value!(["claude-code", "cursor", "vscode"])
+    );
+    assert!(capture.get("cloaking").is_none(), "{capture:#}");
+    let o = kams(dir)
+        .args(["--format", "json", "scan", "--fail-on", "never"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let findings = json(&o.stdout)["findings"].as_array().unwrap().clone();
+    assert!(
+        findings.iter().all(|f| f["class"] != "cloaking"),
+        "{findings:#?}"
+    );
+}

@@ -11,6 +11,7 @@ mod capture;
 mod capture_honest;
 mod capture_limits;
 mod capture_real;
+mod cloaking;
 mod common;
 mod configs;
 mod corpus;

@@ -89,7 +89,7 @@ fn demo_sarif_validates_and_carries_every_json_finding() {
     let rules = sarif["runs"][0]["tool"]["driver"]["rules"]
         .as_array()
         .unwrap();
-    assert_eq!(rules.len(), 13, "one rule per class");
+    assert_eq!(rules.len(), 14, "one rule per class");
     for (f, r) in findings.iter().zip(results) {
         let class = f["class"].as_str().unwrap();
         let severity = f["severity"].as_str().unwrap();
