@@ -68,10 +68,13 @@ fn the_hook_definitions_validate_and_run_under_pre_commit() {
         .args(["pin", "--no-commit", "-m", "reviewed"])
         .assert()
         .success();
+    // Claude Code is the client: its deny rules are kept with the lock.
+    std::fs::write(dir.join(".mcp.json"), "{\"mcpServers\": {}}\n").unwrap();
+    kams(dir).args(["enforce"]).assert().success();
     std::fs::write(
         dir.join(".pre-commit-config.yaml"),
         format!(
-            "repos:\n- repo: {}\n  rev: {rev}\n  hooks:\n  - id: kams-scan\n  - id: kams-diff\n",
+            "repos:\n- repo: {}\n  rev: {rev}\n  hooks:\n  - id: kams-scan\n  - id: kams-diff\n  - id: kams-enforce\n",
             tmp.path().join("hooks").display()
         ),
     )
@@ -103,6 +106,18 @@ fn the_hook_definitions_validate_and_run_under_pre_commit() {
         shown.contains("drift") && shown.contains("time/get_current_time"),
         "{shown}"
     );
+    // The drifted tools are no longer approved as advertised: the rules
+    // that refuse them are missing, until enforce writes them.
+    assert!(
+        shown.contains("out of date: ")
+            && shown.contains("+ mcp__mcp-server-time__get_current_time"),
+        "{shown}"
+    );
+    kams(dir).args(["enforce"]).assert().success();
+    git(dir, &["add", "-A"]);
+    let out = pre_commit(dir, &cache, &["run", "kams-enforce", "--all-files"]);
+    let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{shown}");
 
     // Files the hooks do not watch do not run them.
     std::fs::write(dir.join("notes.txt"), "x").unwrap();
