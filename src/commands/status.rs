@@ -200,25 +200,32 @@ struct JsonLaunch<'a> {
     unapproved_because: Option<&'a str>,
 }
 
-/// What the entry of `p` can do ([`Capabilities`]): a tool's classes by
-/// its name; a server's, those of its tools in the inventory and the lock.
-fn can<'a>(
-    p: &Pair<'a>,
-    inventory: &'a crate::inventory::Inventory,
-    lock: &'a crate::lock::Lock,
-    known: &mut Known<'a>,
-) -> Capabilities {
-    match p.tool {
-        Some(t) => known.of(t),
-        None => {
-            let seen = inventory.servers.get(p.server).map(|s| s.tools.keys());
-            let locked = lock.servers.get(p.server).map(|s| s.tools.keys());
-            seen.into_iter()
-                .flatten()
-                .chain(locked.into_iter().flatten())
-                .fold(Capabilities::default(), |c, t| c.union(known.of(t)))
+/// What each entry of `all` can do ([`Capabilities`]), in its order: a
+/// tool's classes by its name; a server's, those of all its tools (in the
+/// inventory or in the lock), which follow it ([`pairs`] sorts by server,
+/// server level first). Each distinct name is classified once.
+fn capabilities(all: &[Pair<'_>]) -> Vec<Capabilities> {
+    let mut known = Known::default();
+    let mut out: Vec<Capabilities> = Vec::with_capacity(all.len());
+    let mut server_row: Option<(&str, usize)> = None;
+    for p in all {
+        match p.tool {
+            None => {
+                server_row = Some((p.server, out.len()));
+                out.push(Capabilities::default());
+            }
+            Some(t) => {
+                let c = known.of(t);
+                if let Some((server, row)) = server_row {
+                    if server == p.server {
+                        out[row] = out[row].union(c);
+                    }
+                }
+                out.push(c);
+            }
         }
     }
+    out
 }
 
 /// A status word for JSON: `-` (nothing to compare with) is `null`.
@@ -261,12 +268,13 @@ pub fn run(
         .into_iter()
         .filter(|l| selection.matches(&l.server, None))
         .collect();
-    let rows: Vec<&Pair<'_>> = all
+    let can = capabilities(&all);
+    let rows: Vec<(&Pair<'_>, Capabilities)> = all
         .iter()
-        .filter(|p| selection.matches(p.server, p.tool))
-        .filter(|p| p.entry.is_some() || p.seen.is_some())
+        .zip(can.iter().copied())
+        .filter(|(p, _)| selection.matches(p.server, p.tool))
+        .filter(|(p, _)| p.entry.is_some() || p.seen.is_some())
         .collect();
-    let mut known = Known::default();
     emit(out, |o| match format {
         PlainFormat::Text => {
             writeln!(
@@ -282,7 +290,7 @@ pub fn run(
             // One buffer for every line: a formatter call per column cost
             // more than the rest of a 2,000-entry status.
             let mut line = String::with_capacity(128);
-            for p in &rows {
+            for (p, can) in &rows {
                 line.clear();
                 let column = |line: &mut String, text: &str, width: usize| {
                     line.push_str(text);
@@ -295,11 +303,7 @@ pub fn run(
                 column(&mut line, &locked, 12);
                 let seen = p.seen.map_or("-".into(), |d| d.digest.short());
                 column(&mut line, &seen, 12);
-                column(
-                    &mut line,
-                    &can(p, &inventory, &lock, &mut known).letters(),
-                    CLASSES.len(),
-                );
+                column(&mut line, can.letters(), CLASSES.len());
                 line.push_str(&escape_display(p.server));
                 if let Some(t) = p.tool {
                     line.push('/');
@@ -333,14 +337,14 @@ pub fn run(
                 version: 1,
                 entries: rows
                     .iter()
-                    .map(|p| JsonEntry {
+                    .map(|(p, can)| JsonEntry {
                         server: p.server,
                         tool: p.tool,
                         state: p.entry.map(|e| e.state.as_str()),
                         status: shown_status(word(p, captured)),
                         locked: Digests::of(p.entry.map(|e| &e.descriptor)),
                         seen: Digests::of(p.seen),
-                        can: can(p, &inventory, &lock, &mut known).names(),
+                        can: can.names(),
                     })
                     .collect(),
                 launches: launches

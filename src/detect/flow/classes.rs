@@ -150,19 +150,22 @@ impl Capabilities {
     }
 
     /// A letter per class of the file, `-` for one not in the set
-    /// (`R-SW`).
-    pub fn letters(self) -> String {
-        CLASSES
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if self.0 & (1 << i) != 0 {
-                    c.letter
-                } else {
-                    '-'
-                }
-            })
-            .collect()
+    /// (`R-SW`); every set's text is made once (status writes one per
+    /// entry).
+    pub fn letters(self) -> &'static str {
+        static ALL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let all = ALL.get_or_init(|| {
+            (0..1u16 << CLASSES.len())
+                .map(|bits| {
+                    CLASSES
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| if bits & (1 << i) != 0 { c.letter } else { '-' })
+                        .collect()
+                })
+                .collect()
+        });
+        &all[usize::from(self.0)]
     }
 }
 
