@@ -229,12 +229,14 @@ fn claude_name(name: &str) -> String {
 
 /// Whether `name` can stand in a Cursor `Mcp(server:tool)` rule as it is:
 /// not empty, and none of the rule's punctuation, glob characters,
-/// spaces or control characters.
+/// spaces, control characters, or characters that hide text (a rule the
+/// team commits must read as it matches).
 fn cursor_name(name: &str) -> bool {
     !name.is_empty()
         && name.chars().all(|c| {
             !c.is_whitespace()
                 && !c.is_control()
+                && !crate::text::is_concealing(c)
                 && !matches!(c, ':' | '(' | ')' | '*' | '?' | ',' | '[' | ']' | '{' | '}')
         })
 }

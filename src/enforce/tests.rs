@@ -74,6 +74,7 @@ fn cursor_refuses_the_whole_server_when_a_tool_name_cannot_stand_in_a_rule() {
         refusal("files", Some("read_file"), Why::Provisional),
         refusal("files", Some("odd:name"), Why::New),
         refusal("bad:server", Some("x"), Why::New),
+        refusal("files", Some("read\u{202e}elif"), Why::New),
     ];
     let (rules, unwritable) = rules(Client::Cursor, &refused);
     let texts: Vec<&str> = rules.iter().map(|r| r.text.as_str()).collect();

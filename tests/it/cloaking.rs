@@ -7,22 +7,11 @@
 use serde_json::json as value;
 
 use crate::capture::{capture_file, config, fake, run};
-use crate::common::{json, kams, repo, text};
+use crate::common::{kams, repo, text};
 
 /// The `cloaking` findings of a JSON scan of the captures.
 fn cloaking(dir: &std::path::Path) -> Vec<serde_json::Value> {
-    let o = kams(dir)
-        .args(["--format", "json", "scan", "--fail-on", "never"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    json(&o.stdout)["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["class"] == "cloaking")
-        .cloned()
-        .collect()
+    crate::common::findings_of(dir, "cloaking")
 }
 
 #[test]

@@ -205,3 +205,32 @@ pub fn py_tools() -> &'static Path {
         .join("venv/bin")
     })
 }
+
+/// The findings of class `class` in a JSON scan of `dir` (`--fail-on
+/// never`, so that the scan itself must succeed).
+pub fn findings_of(dir: &Path, class: &str) -> Vec<serde_json::Value> {
+    let o = kams(dir)
+        .args(["--format", "json", "scan", "--fail-on", "never"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    json(&o.stdout)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["class"] == class)
+        .cloned()
+        .collect()
+}
+
+/// Copies the bundled samples' lock to `dir/kams.lock` and their drifted
+/// inventory to `dir/.kams/inventory/`.
+pub fn samples_drifted(dir: &Path) {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    std::fs::copy(samples.join("kams.lock"), dir.join("kams.lock")).unwrap();
+    std::fs::create_dir_all(dir.join(".kams/inventory")).unwrap();
+    for f in std::fs::read_dir(samples.join("inventory-drifted")).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, dir.join(".kams/inventory").join(f.file_name().unwrap())).unwrap();
+    }
+}

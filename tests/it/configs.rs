@@ -7,7 +7,7 @@
 use serde_json::json as value;
 
 use crate::capture::{config, config_at, fake, run};
-use crate::common::{copy, json, kams, real, repo, text};
+use crate::common::{copy, kams, real, repo, text};
 
 /// The `ambiguous` findings of a JSON scan of `dir`'s configs.
 fn ambiguous(dir: &std::path::Path) -> Vec<serde_json::Value> {
@@ -17,18 +17,7 @@ fn ambiguous(dir: &std::path::Path) -> Vec<serde_json::Value> {
         dir,
         ".kams/inventory/time.json",
     );
-    let o = kams(dir)
-        .args(["--format", "json", "scan", "--fail-on", "never"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    json(&o.stdout)["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["class"] == "ambiguous")
-        .cloned()
-        .collect()
+    crate::common::findings_of(dir, "ambiguous")
 }
 
 #[test]

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use crate::approvals::{commit, Remote};
-use crate::common::{copy, git, json, kams, real, text};
+use crate::common::{copy, git, kams, real, text};
 use crate::hooks::printed;
 
 const FILE: &str = ".kams/inventory/time.json";
@@ -30,18 +30,7 @@ fn approved() -> Remote {
 
 /// The findings of a JSON scan of class `class`.
 fn findings(d: &Path, class: &str) -> Vec<serde_json::Value> {
-    let o = kams(d)
-        .args(["--format", "json", "scan", "--fail-on", "never"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    json(&o.stdout)["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["class"] == class)
-        .cloned()
-        .collect()
+    crate::common::findings_of(d, class)
 }
 
 fn stdout(d: &Path, args: &[&str]) -> String {

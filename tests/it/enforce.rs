@@ -15,13 +15,7 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/clie
 fn project() -> tempfile::TempDir {
     let dir = repo();
     let d = dir.path();
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
-    std::fs::copy(samples.join("kams.lock"), d.join("kams.lock")).unwrap();
-    std::fs::create_dir_all(d.join(".kams/inventory")).unwrap();
-    for f in std::fs::read_dir(samples.join("inventory-drifted")).unwrap() {
-        let f = f.unwrap().path();
-        std::fs::copy(&f, d.join(".kams/inventory").join(f.file_name().unwrap())).unwrap();
-    }
+    crate::common::samples_drifted(d);
     std::fs::write(d.join(".mcp.json"), "{\"mcpServers\": {}}\n").unwrap();
     std::fs::create_dir_all(d.join(".claude")).unwrap();
     std::fs::copy(

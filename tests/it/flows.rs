@@ -146,13 +146,7 @@ fn every_real_server_has_the_classes_docs_flows_md_gives_it() {
 fn servers_one_client_is_given_together_are_one_set_and_the_finding_names_its_config() {
     let repo = crate::common::repo();
     let d = repo.path();
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
-    std::fs::copy(samples.join("kams.lock"), d.join("kams.lock")).unwrap();
-    std::fs::create_dir_all(d.join(".kams/inventory")).unwrap();
-    for f in std::fs::read_dir(samples.join("inventory-drifted")).unwrap() {
-        let f = f.unwrap().path();
-        std::fs::copy(&f, d.join(".kams/inventory").join(f.file_name().unwrap())).unwrap();
-    }
+    crate::common::samples_drifted(d);
     let entry = |pkg: &str| serde_json::json!({"command": "uvx", "args": [pkg]});
     let write = |rel: &str, servers: &[(&str, &str)]| {
         let map: serde_json::Map<String, serde_json::Value> = servers
@@ -169,20 +163,7 @@ fn servers_one_client_is_given_together_are_one_set_and_the_finding_names_its_co
         ".cursor/mcp.json",
         &[("notes", "notes==1"), ("helper", "helper==1")],
     );
-    let flows = |d: &Path| -> Vec<serde_json::Value> {
-        let o = kams(d)
-            .args(["--format", "json", "scan", "--fail-on", "never"])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        json(&o.stdout)["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["class"] == "flow")
-            .cloned()
-            .collect()
-    };
+    let flows = |d: &Path| crate::common::findings_of(d, "flow");
     let found = flows(d);
     assert_eq!(found.len(), 1, "{found:#?}");
     let evidence: Vec<&str> = found[0]["evidence"]
