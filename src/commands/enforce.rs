@@ -77,7 +77,24 @@ pub fn after_approval(env: &Env, out: &mut dyn Write, err: &mut dyn Write) -> Re
     let refused = refused(env, err)?;
     let outcome = apply(&top, &clients, &refused, refresh)?;
     if refresh {
-        emit(out, |o| outcome.write(o, false))?;
+        emit(out, |o| {
+            outcome.write(o, false)?;
+            if outcome.stale() {
+                let files: Vec<&str> = outcome
+                    .written
+                    .iter()
+                    .filter(|w| !w.added.is_empty() || !w.removed.is_empty())
+                    .map(|w| w.file)
+                    .chain([RECORD])
+                    .collect();
+                writeln!(
+                    o,
+                    "note: the clients' deny rules were refreshed (kams.enforce); commit {}",
+                    files.join(" and ")
+                )?;
+            }
+            Ok(())
+        })?;
     } else if outcome.stale() {
         emit(out, |o| {
             writeln!(

@@ -175,6 +175,10 @@ fn check_fails_after_a_pin_until_enforce_runs_and_kams_enforce_refreshes_on_its_
         said.contains("  + mcp__files__search_files  (files/search_files: denied)"),
         "{said}"
     );
+    assert!(
+        said.contains("note: the clients' deny rules were refreshed (kams.enforce); commit .claude/settings.json and .kams/enforce.json"),
+        "{said}"
+    );
     assert_eq!(run(d, &["enforce", "--check"]).1, 0);
 }
 
