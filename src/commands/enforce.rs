@@ -18,7 +18,9 @@ use super::{emit, Env, PlainFormat, Status};
 use crate::cache::lock::EntryFields;
 use crate::cli::{EnforceArgs, SelectArgs};
 use crate::compare::pairs;
-use crate::enforce::{merge, refusals, rules, to_text, Client, Record, Refusal, Rule};
+use crate::enforce::{
+    merge, merge_gemini, refusals, rules, to_text, Client, Record, Refusal, Rule,
+};
 use crate::json::{self, Value};
 use crate::report::document::Layout;
 use crate::text::{escape_display, shown_path};
@@ -134,7 +136,7 @@ fn clients(top: &Path, named: &[String]) -> Result<Vec<Client>> {
         }));
         if out.is_empty() {
             bail!(
-                "no MCP client is configured at the top of the work tree (no .mcp.json, .cursor/mcp.json or .vscode/mcp.json): name one with --client claude-code, cursor or vscode"
+                "no MCP client is configured at the top of the work tree (no .mcp.json, .cursor/mcp.json, .gemini/settings.json or .vscode/mcp.json): name one with --client claude-code, cursor, gemini-cli or vscode"
             );
         }
     }
@@ -160,6 +162,8 @@ struct Written {
     file: &'static str,
     /// Every rule git-kams wants there.
     rules: Vec<Rule>,
+    /// How many rules (or entries) git-kams wants there.
+    count: usize,
     added: Vec<String>,
     removed: Vec<String>,
 }
@@ -167,6 +171,8 @@ struct Written {
 /// What `enforce` did (or, with `--check`, would do).
 struct Outcome {
     written: Vec<Written>,
+    /// Lines that say what was not written, and why (not errors).
+    notes: Vec<String>,
     unsupported: Vec<(Client, &'static str)>,
     /// Refusals a client's rules cannot express, by client.
     unwritable: Vec<(Client, String)>,
@@ -198,6 +204,7 @@ impl Outcome {
                     "supported": true,
                     "file": w.file,
                     "up_to_date": w.added.is_empty() && w.removed.is_empty(),
+                    "wanted": w.count,
                     "rules": rules,
                     "added": w.added,
                     "removed": w.removed,
@@ -224,7 +231,7 @@ impl Outcome {
     fn write(&self, o: &mut dyn Write, check: bool) -> std::io::Result<()> {
         for w in &self.written {
             let name = w.client.name();
-            let count = match w.rules.len() {
+            let count = match w.count {
                 1 => "1 rule".to_string(),
                 n => format!("{n} rules"),
             };
@@ -252,18 +259,15 @@ impl Outcome {
                 parts.join(", ")
             )?;
             for r in &w.added {
-                let because = w
-                    .rules
-                    .iter()
-                    .find(|rule| &rule.text == r)
-                    .map(|rule| rule.because.join("; "))
-                    .unwrap_or_default();
-                writeln!(
-                    o,
-                    "  + {}  ({})",
-                    escape_display(r),
-                    escape_display(&because)
-                )?;
+                match w.rules.iter().find(|rule| &rule.text == r) {
+                    Some(rule) => writeln!(
+                        o,
+                        "  + {}  ({})",
+                        escape_display(r),
+                        escape_display(&rule.because.join("; "))
+                    )?,
+                    None => writeln!(o, "  + {}", escape_display(r))?,
+                }
             }
             for r in &w.removed {
                 writeln!(o, "  - {}  (no longer refused)", escape_display(r))?;
@@ -271,6 +275,9 @@ impl Outcome {
         }
         for (client, why) in &self.unsupported {
             writeln!(o, "{}: {why}", client.name())?;
+        }
+        for note in &self.notes {
+            writeln!(o, "note: {}", escape_display(note))?;
         }
         for (client, what) in &self.unwritable {
             writeln!(
@@ -302,6 +309,7 @@ fn apply(top: &Path, clients: &[Client], refused: &[Refusal], write: bool) -> Re
     };
     let mut outcome = Outcome {
         written: Vec::new(),
+        notes: Vec::new(),
         unsupported: Vec::new(),
         unwritable: Vec::new(),
     };
@@ -313,13 +321,44 @@ fn apply(top: &Path, clients: &[Client], refused: &[Refusal], write: bool) -> Re
             }
             continue;
         };
+        let path = top.join(file);
+        crate::files::links_below(top, &path)?;
+        let before = read_json(&path)?;
+        if client == Client::GeminiCli {
+            let merged =
+                merge_gemini(before.as_ref(), file, refused, &record.files).map_err(|e| {
+                    anyhow!("{}: {e}; fix it, and run enforce again", shown_path(&path))
+                })?;
+            if !merged.added.is_empty() || !merged.removed.is_empty() {
+                if let Some(settings) = &merged.settings {
+                    files.push((path, to_text(settings)));
+                }
+            }
+            for (key, owned) in merged.owned {
+                record.files.insert(key, owned);
+            }
+            if !merged.elsewhere.is_empty() {
+                outcome.notes.push(format!(
+                    "gemini-cli: {} refused tool{} of servers {file} does not configure: the Gemini CLI does not run them from this file ({})",
+                    merged.elsewhere.len(),
+                    if merged.elsewhere.len() == 1 { "" } else { "s" },
+                    merged.elsewhere.join(", ")
+                ));
+            }
+            outcome.written.push(Written {
+                client,
+                file,
+                rules: Vec::new(),
+                count: merged.wanted.len(),
+                added: merged.added,
+                removed: merged.removed,
+            });
+            continue;
+        }
         let (rules, unwritable) = rules(client, refused);
         outcome
             .unwritable
             .extend(unwritable.into_iter().map(|u| (client, u)));
-        let path = top.join(file);
-        crate::files::links_below(top, &path)?;
-        let before = read_json(&path)?;
         let wanted: BTreeSet<String> = rules.iter().map(|r| r.text.clone()).collect();
         let recorded = record.files.get(file).cloned().unwrap_or_default();
         let merged = merge(before.as_ref(), &recorded, &wanted)
@@ -331,6 +370,7 @@ fn apply(top: &Path, clients: &[Client], refused: &[Refusal], write: bool) -> Re
         outcome.written.push(Written {
             client,
             file,
+            count: rules.len(),
             rules,
             added: merged.added,
             removed: merged.removed,

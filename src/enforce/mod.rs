@@ -35,19 +35,28 @@ pub enum Client {
     ClaudeCode,
     /// The Cursor CLI (`cursor-agent`): `.cursor/cli.json`, `permissions.deny`.
     Cursor,
+    /// The Gemini CLI: `.gemini/settings.json`, each server's `excludeTools`
+    /// and `mcp.excluded`.
+    GeminiCli,
     /// VS Code: no project setting that refuses one MCP tool.
     VsCode,
 }
 
 impl Client {
     /// Every client, in the order they are reported.
-    pub const ALL: [Client; 3] = [Client::ClaudeCode, Client::Cursor, Client::VsCode];
+    pub const ALL: [Client; 4] = [
+        Client::ClaudeCode,
+        Client::Cursor,
+        Client::GeminiCli,
+        Client::VsCode,
+    ];
 
     /// The name `--client` takes and the report shows.
     pub fn name(self) -> &'static str {
         match self {
             Client::ClaudeCode => "claude-code",
             Client::Cursor => "cursor",
+            Client::GeminiCli => "gemini-cli",
             Client::VsCode => "vscode",
         }
     }
@@ -63,6 +72,7 @@ impl Client {
         match self {
             Client::ClaudeCode => Some(".claude/settings.json"),
             Client::Cursor => Some(".cursor/cli.json"),
+            Client::GeminiCli => Some(".gemini/settings.json"),
             Client::VsCode => None,
         }
     }
@@ -73,6 +83,7 @@ impl Client {
         match self {
             Client::ClaudeCode => ".mcp.json",
             Client::Cursor => ".cursor/mcp.json",
+            Client::GeminiCli => ".gemini/settings.json",
             Client::VsCode => ".vscode/mcp.json",
         }
     }
@@ -191,14 +202,14 @@ pub fn rules(client: Client, refusals: &[Refusal]) -> (Vec<Rule>, Vec<String>) {
                 (Some(t), true) if cursor_name(t) => Some(format!("Mcp({}:{t})", r.server)),
                 (_, true) => Some(format!("Mcp({}:*)", r.server)),
             },
-            Client::VsCode => None,
+            Client::GeminiCli | Client::VsCode => None,
         };
         match text {
             Some(text) => by_text
                 .entry(text)
                 .or_default()
                 .push(format!("{subject}: {}", r.why.as_str())),
-            None if client == Client::VsCode => {}
+            None if matches!(client, Client::VsCode | Client::GeminiCli) => {}
             None => unwritable.push(format!(
                 "{subject}: {}: the server's name holds a character a {} rule cannot hold",
                 r.why.as_str(),
@@ -340,44 +351,68 @@ impl Merged {
 }
 
 /// Merges `wanted` (rule texts) into `settings` (the file's JSON; `None`:
-/// no file), where `recorded` are the rules git-kams wrote there before.
-///
-/// A recorded rule still in `permissions.deny` and no longer wanted is
-/// taken out; a wanted rule not there is added at the end; every other
-/// key, rule and order stays. A rule the user wrote (there and not
-/// recorded) is never taken out and never recorded, even when it is
-/// wanted. Running the merge on its own result changes nothing.
+/// no file), where `recorded` are the rules git-kams wrote there before:
+/// [`merge_at`] the `permissions.deny` list of Claude Code and the Cursor
+/// CLI.
 pub fn merge(
     settings: Option<&Value>,
     recorded: &BTreeSet<String>,
     wanted: &BTreeSet<String>,
 ) -> Result<Merged, String> {
-    let mut top = match settings {
+    merge_at(settings, &["permissions", "deny"], recorded, wanted)
+}
+
+/// Merges `wanted` into the list at `path` (object members down to an
+/// array) of `settings`, where `recorded` are the entries git-kams wrote
+/// there before.
+///
+/// A recorded entry still in the list and no longer wanted is taken out;
+/// a wanted entry not there is added at the end; every other key, entry
+/// and order stays. An entry the user wrote (there and not recorded) is
+/// never taken out and never recorded, even when it is wanted. Objects on
+/// the way are made when an entry is to be added. Running the merge on its
+/// own result changes nothing.
+pub fn merge_at(
+    settings: Option<&Value>,
+    path: &[&str],
+    recorded: &BTreeSet<String>,
+    wanted: &BTreeSet<String>,
+) -> Result<Merged, String> {
+    let top = match settings {
         None => Object::new(),
         Some(Value::Object(o)) => o.clone(),
         Some(v) => return Err(format!("top level is {}, expected an object", v.kind())),
     };
-    let mut permissions = match top.get("permissions") {
-        None => Object::new(),
-        Some(Value::Object(o)) => o.clone(),
-        Some(v) => {
-            return Err(format!(
-                "\"permissions\" is {}, expected an object",
-                v.kind()
-            ))
-        }
-    };
-    let deny: Vec<Value> = match permissions.get("deny") {
+    let (list_key, parents) = path.split_last().expect("a path to a list");
+    // The objects on the way, each as it is (or new).
+    let mut chain: Vec<Object> = vec![top];
+    let mut at = String::new();
+    for key in parents {
+        at.push_str(&format!("{key:?}."));
+        let next = match chain.last().and_then(|o| o.get(key)) {
+            None => Object::new(),
+            Some(Value::Object(o)) => o.clone(),
+            Some(v) => {
+                return Err(format!(
+                    "{} is {}, expected an object",
+                    at.trim_end_matches('.'),
+                    v.kind()
+                ))
+            }
+        };
+        chain.push(next);
+    }
+    let list: Vec<Value> = match chain.last().and_then(|o| o.get(list_key)) {
         None => Vec::new(),
         Some(Value::Array(a)) => a.clone(),
         Some(v) => {
             return Err(format!(
-                "\"permissions\".\"deny\" is {}, expected an array",
+                "{at}{list_key:?} is {}, expected an array",
                 v.kind()
             ))
         }
     };
-    let present: BTreeSet<&str> = deny.iter().filter_map(Value::as_str).collect();
+    let present: BTreeSet<&str> = list.iter().filter_map(Value::as_str).collect();
     let ours: BTreeSet<&str> = present
         .iter()
         .copied()
@@ -389,7 +424,7 @@ pub fn merge(
         .copied()
         .filter(|r| !wanted.contains(*r))
         .collect();
-    let mut kept: Vec<Value> = deny
+    let mut kept: Vec<Value> = list
         .iter()
         .filter(|v| v.as_str().is_none_or(|r| !removed.contains(r)))
         .cloned()
@@ -406,16 +441,138 @@ pub fn merge(
         .cloned()
         .collect();
     let removed: Vec<String> = removed.into_iter().map(str::to_string).collect();
-    if !added.is_empty() || !removed.is_empty() {
-        permissions.insert("deny".into(), Value::Array(kept));
-        top.insert("permissions".into(), Value::Object(permissions));
-    }
+    let changed = !added.is_empty() || !removed.is_empty();
+    // Put the list back, and each object into the one above it.
+    let mut inner = Value::Array(kept);
+    let mut key: &str = list_key;
+    let settings = loop {
+        let mut o = chain.pop().expect("the top is there");
+        if changed {
+            o.insert(key.to_string(), inner);
+        }
+        match chain.len() {
+            0 => break Value::Object(o),
+            n => {
+                key = parents[n - 1];
+                inner = Value::Object(o);
+            }
+        }
+    };
     Ok(Merged {
-        settings: Value::Object(top),
+        settings,
         owned,
         added,
         removed,
     })
+}
+
+/// The Gemini CLI's settings with the refusals merged in: each server the
+/// file configures (`mcpServers`) gets its refused tools in its
+/// `excludeTools`, by their exact names, and each denied server is in
+/// `mcp.excluded`. `recorded` gives what git-kams wrote at each list (by
+/// [`gemini_key`]). Returns the settings, what is now git-kams's at each
+/// list, the lines of what was added and taken out, every entry wanted
+/// (shown as `SERVER/TOOL` or `SERVER (every tool)`), and the refusals of
+/// servers the file does not configure, which the Gemini CLI does not run
+/// from it.
+pub fn merge_gemini(
+    settings: Option<&Value>,
+    file: &str,
+    refusals: &[Refusal],
+    recorded: &BTreeMap<String, BTreeSet<String>>,
+) -> Result<GeminiMerged, String> {
+    let configured: Vec<String> = settings
+        .and_then(|s| s.get("mcpServers"))
+        .and_then(Value::as_object)
+        .map(|o| o.iter().map(|(k, _)| k.clone()).collect())
+        .unwrap_or_default();
+    let mut out = GeminiMerged {
+        settings: settings.cloned(),
+        ..GeminiMerged::default()
+    };
+    let mut lists: Vec<(Vec<String>, BTreeSet<String>, String)> = Vec::new();
+    let excluded: BTreeSet<String> = refusals
+        .iter()
+        .filter(|r| r.tool.is_none())
+        .map(|r| r.server.clone())
+        .collect();
+    lists.push((
+        vec!["mcp".into(), "excluded".into()],
+        excluded.clone(),
+        String::new(),
+    ));
+    for server in &configured {
+        let tools: BTreeSet<String> = refusals
+            .iter()
+            .filter(|r| &r.server == server)
+            .filter_map(|r| r.tool.clone())
+            .collect();
+        lists.push((
+            vec!["mcpServers".into(), server.clone(), "excludeTools".into()],
+            tools,
+            server.clone(),
+        ));
+    }
+    for r in refusals {
+        let subject = match &r.tool {
+            Some(t) => format!("{}/{t}", r.server),
+            None => format!("{} (every tool)", r.server),
+        };
+        let written = r.tool.is_none() || configured.contains(&r.server);
+        if written {
+            out.wanted.push(format!("{subject}: {}", r.why.as_str()));
+        } else {
+            out.elsewhere.push(subject);
+        }
+    }
+    for (path, wanted, server) in lists {
+        let key = gemini_key(file, &path);
+        let path: Vec<&str> = path.iter().map(String::as_str).collect();
+        let mine = recorded.get(&key).cloned().unwrap_or_default();
+        let merged = merge_at(out.settings.as_ref(), &path, &mine, &wanted)?;
+        let shown = |entry: &String| {
+            if server.is_empty() {
+                format!("{entry} (every tool: mcp.excluded)")
+            } else {
+                format!("{server}/{entry} (excludeTools)")
+            }
+        };
+        out.added.extend(merged.added.iter().map(shown));
+        out.removed.extend(merged.removed.iter().map(shown));
+        if !merged.unchanged() {
+            out.settings = Some(merged.settings);
+        }
+        out.owned.push((key, merged.owned));
+    }
+    Ok(out)
+}
+
+/// The Gemini CLI's settings with the refusals merged in ([`merge_gemini`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GeminiMerged {
+    /// The settings (`None`: there was no file, and nothing to write).
+    pub settings: Option<Value>,
+    /// What is git-kams's at each list, by [`gemini_key`].
+    pub owned: Vec<(String, BTreeSet<String>)>,
+    /// Entries added, as the report shows them.
+    pub added: Vec<String>,
+    /// Entries taken out, as the report shows them.
+    pub removed: Vec<String>,
+    /// Every refusal written, with why.
+    pub wanted: Vec<String>,
+    /// Refusals of servers the file does not configure.
+    pub elsewhere: Vec<String>,
+}
+
+/// Where a list of the Gemini CLI's settings is recorded: the file and the
+/// list's JSON pointer.
+pub fn gemini_key(file: &str, path: &[String]) -> String {
+    let mut key = format!("{file}#");
+    for p in path {
+        key.push('/');
+        crate::json::push_pointer_token(&mut key, p);
+    }
+    key
 }
 
 /// `v` as a settings file's text: two spaces per level, members in their

@@ -1,7 +1,7 @@
 //! The rules and the merge, with examples and properties: a second run is
 //! the first, a user's rule is never taken out, every wanted rule is there.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
@@ -192,6 +192,71 @@ fn the_record_reads_what_it_writes_and_refuses_what_it_does_not_know() {
         let e = Record::parse(&parsed(bad)).unwrap_err();
         assert!(e.contains(why), "{bad}: {e}");
     }
+}
+
+#[test]
+fn gemini_gets_each_servers_refused_tools_and_keeps_the_users_own() {
+    let settings = parsed(
+        r#"{"ui": {"theme": "x"}, "mcpServers": {"web": {"command": "u", "excludeTools": ["mine"]}, "files": {"command": "n"}}}"#,
+    );
+    let refused = [
+        refusal("web", Some("fetch"), Why::Drifted),
+        refusal("files", Some("write_file"), Why::New),
+        refusal("elsewhere", Some("t"), Why::New),
+        refusal("gone", None, Why::Denied),
+    ];
+    let merged = merge_gemini(
+        Some(&settings),
+        ".gemini/settings.json",
+        &refused,
+        &Default::default(),
+    )
+    .unwrap();
+    let after = merged.settings.clone().unwrap();
+    let list = |v: &Value, path: &[&str]| -> Vec<String> {
+        let mut at = v;
+        for p in path {
+            at = at.get(p).unwrap();
+        }
+        at.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        list(&after, &["mcpServers", "web", "excludeTools"]),
+        ["mine", "fetch"]
+    );
+    assert_eq!(
+        list(&after, &["mcpServers", "files", "excludeTools"]),
+        ["write_file"]
+    );
+    assert_eq!(list(&after, &["mcp", "excluded"]), ["gone"]);
+    assert_eq!(merged.elsewhere, ["elsewhere/t"]);
+    assert_eq!(after.get("ui"), settings.get("ui"));
+    // Recorded, a second run changes nothing; with fetch pinned, only
+    // git-kams's entry goes.
+    let recorded: BTreeMap<String, BTreeSet<String>> = merged.owned.iter().cloned().collect();
+    assert!(!recorded[".gemini/settings.json#/mcpServers/web/excludeTools"].contains("mine"));
+    let again = merge_gemini(Some(&after), ".gemini/settings.json", &refused, &recorded).unwrap();
+    assert!(
+        again.added.is_empty() && again.removed.is_empty(),
+        "{again:?}"
+    );
+    let later = merge_gemini(
+        Some(&after),
+        ".gemini/settings.json",
+        &refused[1..],
+        &recorded,
+    )
+    .unwrap();
+    assert_eq!(later.removed, ["web/fetch (excludeTools)"]);
+    let after = later.settings.unwrap();
+    assert_eq!(
+        list(&after, &["mcpServers", "web", "excludeTools"]),
+        ["mine"]
+    );
 }
 
 // ---------------------------------------------------------------------------

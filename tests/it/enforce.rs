@@ -280,3 +280,31 @@ fn with_no_client_configured_enforce_says_which_to_name() {
     assert_eq!(code, 0, "{said}");
     assert_eq!(deny(d, ".claude/settings.json").len(), 8);
 }
+
+#[test]
+fn gemini_cli_gets_excluded_tools_per_server_it_configures() {
+    let dir = project();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join(".gemini")).unwrap();
+    std::fs::copy(
+        Path::new(FIXTURES).join("gemini-settings.json"),
+        d.join(".gemini/settings.json"),
+    )
+    .unwrap();
+    let (said, code) = run(d, &["enforce", "--client", "gemini-cli"]);
+    assert_eq!(code, 0, "{said}");
+    insta::assert_snapshot!("enforce_gemini_output", said);
+    insta::assert_snapshot!("enforce_gemini_settings", read(d, ".gemini/settings.json"));
+    // The user's own exclusion stays; a second run is the first.
+    let written = read(d, ".gemini/settings.json");
+    assert!(written.contains("\"fetch_raw\""), "{written}");
+    let (said, code) = run(d, &["enforce", "--client", "gemini-cli", "--check"]);
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(read(d, ".gemini/settings.json"), written);
+    // Detected without --client from its settings file.
+    let (said, _) = run(d, &["enforce", "--check"]);
+    assert!(
+        said.contains("gemini-cli: .gemini/settings.json: up to date"),
+        "{said}"
+    );
+}
