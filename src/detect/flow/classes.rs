@@ -5,7 +5,10 @@
 //! Names only, because a warm scan and `status` read the inventory as
 //! digests: classes read from descriptions would differ between a cold and
 //! a warm scan of the same inventory. Hand-written: the rules are a few
-//! word lists; no crate classifies tool names.
+//! word lists; no crate classifies tool names. Names are cut into words
+//! as every detector cuts identifiers ([`identifier_words`]).
+
+use crate::detect::text::identifier_words;
 
 /// One class's rules, as build.rs writes them.
 #[derive(Debug)]
@@ -58,75 +61,48 @@ impl Capabilities {
     /// The classes of a tool named `name`.
     pub fn of(name: &str) -> Capabilities {
         let table = table();
-        // The words, lower-cased, joined by `_` (the whole name as the
-        // rules write whole names), and where each is.
-        let mut joined = String::with_capacity(name.len());
-        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(8);
-        for_each_word(name, |w| {
-            if !joined.is_empty() {
-                joined.push('_');
-            }
-            let start = joined.len();
-            joined.push_str(w);
-            spans.push((start, joined.len()));
-        });
+        let words = identifier_words(name);
+        // The whole name as the rules write whole names.
         let whole = table
             .whole
-            .get(joined.as_str())
+            .get(words.join("_").as_str())
             .copied()
             .unwrap_or_default();
-        let mut alone = 0u8;
-        // Per class, the positions of a verb and of an object: a pair
-        // needs two different words.
-        let mut verbs: [Option<usize>; 8] = [None; 8];
-        let mut objects: [(Option<usize>, bool); 8] = [(None, false); 8];
-        for (i, &(a, b)) in spans.iter().enumerate() {
-            let word = &joined[a..b];
-            let bits = table.word.get(word).copied().unwrap_or_default();
-            alone |= bits.alone;
+        let (mut alone, mut verbs, mut objects) = (0u8, 0u8, 0u8);
+        // Per class, the first word that is a verb or an object of it, and
+        // whether another word is too: a verb and an object that are one
+        // word (`post`, `query`) make no pair.
+        let mut first: [Option<usize>; 8] = [None; 8];
+        let mut two = 0u8;
+        for (i, word) in words.iter().enumerate() {
+            let bits = table.word.get(word.as_str()).copied().unwrap_or_default();
             let plural = singular(word)
                 .into_iter()
                 .flatten()
                 .filter_map(|w| table.word.get(w.as_str()))
                 .fold(0u8, |m, b| m | b.object);
-            for c in 0..CLASSES.len() {
-                let bit = 1u8 << c;
-                if bits.verb & bit != 0 {
-                    match verbs[c] {
-                        None => verbs[c] = Some(i),
-                        // A second verb makes any object a pair.
-                        Some(j) if j != i => objects[c].1 = true,
-                        _ => {}
-                    }
+            alone |= bits.alone;
+            verbs |= bits.verb;
+            objects |= bits.object | plural;
+            for (c, seen) in first.iter_mut().enumerate().take(CLASSES.len()) {
+                if (bits.verb | bits.object | plural) & (1 << c) == 0 {
+                    continue;
                 }
-                if (bits.object | plural) & bit != 0 {
-                    match objects[c].0 {
-                        None => objects[c].0 = Some(i),
-                        Some(j) if j != i => objects[c].1 = true,
-                        _ => {}
-                    }
+                match seen {
+                    None => *seen = Some(i),
+                    Some(_) => two |= 1 << c,
                 }
             }
         }
-        let mut found = whole.set | alone;
-        for c in 0..CLASSES.len() {
-            let pair = match (verbs[c], objects[c]) {
-                (Some(v), (Some(o), more)) => v != o || more,
-                _ => false,
-            };
-            if pair {
-                found |= 1 << c;
-            }
-        }
-        Capabilities(found & !whole.except)
+        // With a verb and an object of a class among two or more words,
+        // some verb and some object are two different words.
+        let pairs = verbs & objects & two;
+        Capabilities((whole.set | alone | pairs) & !whole.except)
     }
 
     /// Whether the class named `name` is in the set.
     pub fn has(self, name: &str) -> bool {
-        CLASSES
-            .iter()
-            .position(|c| c.name == name)
-            .is_some_and(|i| self.0 & (1 << i) != 0)
+        self.0 & bit(name) != 0
     }
 
     /// The set as bits, a bit per class ([`bit`]).
@@ -228,33 +204,6 @@ fn singular(word: &str) -> [Option<String>; 3] {
     ]
 }
 
-/// Calls `f` with each word of a name: cut at every character that is no
-/// letter or digit and where a lower-case letter meets an upper-case one,
-/// lower-cased.
-fn for_each_word(name: &str, mut f: impl FnMut(&str)) {
-    let mut word = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_alphanumeric() {
-            if !word.is_empty() {
-                f(&word);
-                word.clear();
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !word.is_empty() {
-            f(&word);
-            word.clear();
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        word.extend(c.to_lowercase());
-    }
-    if !word.is_empty() {
-        f(&word);
-    }
-}
-
 /// The classes of tool names, each name classified once: a run meets the
 /// same names on many servers.
 #[derive(Default)]
@@ -270,13 +219,6 @@ impl<'a> Known<'a> {
             .entry(name)
             .or_insert_with(|| Capabilities::of(name))
     }
-}
-
-/// The words of a name ([`for_each_word`]).
-pub fn words(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for_each_word(name, |w| out.push(w.to_string()));
-    out
 }
 
 #[cfg(test)]
@@ -308,8 +250,11 @@ mod tests {
         }
     }
 
+    /// The names are cut as every detector cuts identifiers
+    /// ([`identifier_words`]).
     #[test]
     fn names_are_cut_into_words_at_separators_and_case() {
+        let words = identifier_words;
         assert_eq!(
             words("slack_get_channel-history"),
             ["slack", "get", "channel", "history"]
