@@ -314,12 +314,7 @@ fn differing(a: &[u8], b: &[u8]) -> Vec<String> {
         _ => Object::new(),
     };
     let (a, b) = (parse(a), parse(b));
-    let mut keys: Vec<&String> = a.iter().map(|(k, _)| k).collect();
-    for (k, _) in b.iter() {
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
+    let keys = union(a.iter().map(|(k, _)| k), b.iter().map(|(k, _)| k));
     let mut out = Vec::new();
     for key in keys {
         if key == RUN_METADATA || a.get(key) == b.get(key) {
@@ -346,12 +341,7 @@ fn differing(a: &[u8], b: &[u8]) -> Vec<String> {
                 .collect()
         };
         let (ia, ib) = (items(&a), items(&b));
-        let mut names: Vec<&String> = ia.iter().map(|(n, _)| n).collect();
-        for (n, _) in &ib {
-            if !names.contains(&n) {
-                names.push(n);
-            }
-        }
+        let names = union(ia.iter().map(|(n, _)| n), ib.iter().map(|(n, _)| n));
         let before = out.len();
         for n in names {
             let find = |list: &[(String, Value)]| {
@@ -369,23 +359,26 @@ fn differing(a: &[u8], b: &[u8]) -> Vec<String> {
     out
 }
 
+/// The names of `a`, then those of `b` that `a` has not, each once.
+fn union<'a>(
+    a: impl Iterator<Item = &'a String>,
+    b: impl Iterator<Item = &'a String>,
+) -> Vec<&'a String> {
+    let mut out: Vec<&String> = Vec::new();
+    for n in a.chain(b) {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
 /// `file` (a capture file, which ends with its closing brace and a line
 /// feed) with `members` added at its end.
 fn with_members(file: &[u8], members: &[(&str, Value)]) -> Vec<u8> {
-    let end = file.len()
-        - file
-            .iter()
-            .rev()
-            .take_while(|b| b.is_ascii_whitespace())
-            .count();
-    let body = file[..end].strip_suffix(b"}").unwrap_or(&file[..end]);
-    let body_end = body.len()
-        - body
-            .iter()
-            .rev()
-            .take_while(|b| b.is_ascii_whitespace())
-            .count();
-    let mut out = body[..body_end].to_vec();
+    let file = file.trim_ascii_end();
+    let body = file.strip_suffix(b"}").unwrap_or(file);
+    let mut out = body.trim_ascii_end().to_vec();
     for (key, value) in members {
         out.extend_from_slice(b",\n  ");
         canon::write_string(key, Escape::Visible, &mut out);
