@@ -234,3 +234,13 @@ pub fn samples_drifted(dir: &Path) {
         std::fs::copy(&f, dir.join(".kams/inventory").join(f.file_name().unwrap())).unwrap();
     }
 }
+
+/// The evidence lines of a finding of a JSON report.
+pub fn evidence(finding: &serde_json::Value) -> Vec<&str> {
+    finding["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect()
+}

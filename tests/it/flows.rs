@@ -166,12 +166,7 @@ fn servers_one_client_is_given_together_are_one_set_and_the_finding_names_its_co
     let flows = |d: &Path| crate::common::findings_of(d, "flow");
     let found = flows(d);
     assert_eq!(found.len(), 1, "{found:#?}");
-    let evidence: Vec<&str> = found[0]["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e.as_str().unwrap())
-        .collect();
+    let evidence = crate::common::evidence(&found[0]);
     assert!(
         evidence.contains(&"servers: files, web (configured together in .mcp.json)"),
         "{evidence:?}"

@@ -133,12 +133,7 @@ fn a_rename_with_a_changed_description_carries_that_change_and_its_severity() {
         renamed[0]["message"],
         "renamed from `read_file`, and 1 other change"
     );
-    let evidence: Vec<&str> = renamed[0]["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e.as_str().unwrap())
-        .collect();
+    let evidence = crate::common::evidence(renamed[0]);
     assert!(
         evidence.contains(&"/description: description changed"),
         "{evidence:?}"

@@ -123,12 +123,7 @@ fn mcp_json_entries_get_one_finding_per_risk() {
     let secret = finding("github", "high");
     assert_eq!(secret["tool"], serde_json::Value::Null);
     assert!(secret["message"].as_str().unwrap().contains("`github`"));
-    let evidence: Vec<&str> = secret["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e.as_str().unwrap())
-        .collect();
+    let evidence = crate::common::evidence(&secret);
     assert_eq!(
         evidence,
         [
