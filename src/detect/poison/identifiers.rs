@@ -284,13 +284,17 @@ fn called_after(c: &str, at: usize) -> bool {
         .map(|w| w.trim_matches(|ch: char| !ch.is_ascii_alphabetic()))
         .collect();
     let be = |w: &str| matches!(w, "be" | "been" | "is" | "are" | "was" | "gets" | "get");
-    words.windows(2).any(|p| {
-        be(p[0])
-            && matches!(
-                p[1],
-                "called" | "invoked" | "executed" | "run" | "triggered" | "ran"
-            )
-    })
+    // "a `wire_preview` call carrying ...": the name of what is called,
+    // before the noun for a call.
+    let call_noun = |w: &&str| matches!(*w, "call" | "calls" | "invocation" | "invocations");
+    words.first().is_some_and(call_noun)
+        || words.windows(2).any(|p| {
+            be(p[0])
+                && matches!(
+                    p[1],
+                    "called" | "invoked" | "executed" | "run" | "triggered" | "ran"
+                )
+        })
 }
 
 /// Whether the words before byte `at` name what follows as a tool: "a
