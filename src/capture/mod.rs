@@ -87,8 +87,9 @@ enum Reach {
 /// Which transport a config entry asks for: `type` when given, else stdio
 /// for a `command` and HTTP (streamable, falling back to SSE) for a `url`.
 fn reach(entry: &Object) -> Result<Reach> {
-    let kind = entry.get("type").and_then(Value::as_str);
-    match (kind, entry.get("command"), entry.get("url")) {
+    let kind = crate::config::entry_type(entry);
+    let url = crate::config::endpoint(entry);
+    match (kind, entry.get("command"), url) {
         (Some("stdio") | None, Some(_), _) => Ok(Reach::Stdio),
         (Some("http" | "streamable-http" | "streamableHttp"), _, Some(_)) => {
             Ok(Reach::Http(http::HttpKind::Streamable))
@@ -98,7 +99,7 @@ fn reach(entry: &Object) -> Result<Reach> {
         (Some(t), _, _) => bail!(
             "transport type `{}` with {}: capture knows stdio (with `command`), http and sse (with `url`)",
             escape_display(t),
-            if entry.get("url").is_some() { "a url" } else { "no url" }
+            if url.is_some() { "a url" } else { "no url" }
         ),
         (None, None, None) => bail!("the entry has neither `command` nor `url`"),
     }
@@ -194,10 +195,7 @@ pub fn capture_one(server: &ClientServer, opts: &Options, captured_at: &str) -> 
             Box::new(stdio::spawn(&argv, &env, &cwd, opts.max_message, deadline)?)
         }
         Reach::Http(kind) => {
-            let url = expand(
-                entry.get("url").and_then(Value::as_str).unwrap_or_default(),
-                opts,
-            )?;
+            let url = expand(crate::config::endpoint(entry).map_or("", |(_, u)| u), opts)?;
             let mut headers = Vec::new();
             if let Some(Value::Object(h)) = entry.get("headers") {
                 for (k, v) in h.iter() {
@@ -522,7 +520,7 @@ fn capture_file(server: &ClientServer, how: &Reach, a: &Advertised, captured_at:
                 _ => "http",
             };
             field(&mut out, "transport", &text(t));
-            if let Some(Value::String(u)) = entry.get("url") {
+            if let Some((_, u)) = crate::config::endpoint(entry) {
                 field(&mut out, "url", &text(&crate::config::redacted_url(u)));
             }
             if let Some(Value::Object(h)) = entry.get("headers") {
@@ -869,6 +867,11 @@ mod tests {
         assert!(matches!(
             reach(&entry(r#"{"type":"sse","url":"http://a"}"#)),
             Ok(Reach::Http(http::HttpKind::Sse))
+        ));
+        // The Gemini CLI's `httpUrl` is streamable HTTP.
+        assert!(matches!(
+            reach(&entry(r#"{"httpUrl":"http://a"}"#)),
+            Ok(Reach::Http(http::HttpKind::Streamable))
         ));
         assert!(reach(&entry(r#"{"type":"ws","url":"ws://a"}"#)).is_err());
         assert!(reach(&entry(r#"{}"#)).is_err());

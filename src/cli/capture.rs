@@ -18,7 +18,8 @@ that launch, and the commit that recorded it has the sign-off the hooks ask for
 (kams.approvers, kams.requireSigned). Any other server needs a yes on a terminal, or
 --yes; `git kams record` and `git kams pin` record the launch from the capture files.
 
-Configs: the work tree's .mcp.json, .vscode/mcp.json and .cursor/mcp.json, and every
+Configs: the work tree's .mcp.json, .vscode/mcp.json, .cursor/mcp.json and
+.gemini/settings.json (its httpUrl is streamable HTTP, its url SSE), and every
 --config PATH (Claude Desktop's claude_desktop_config.json, say); always as they are in
 the work tree, never from another revision. ${VAR}, ${VAR:-default}, ${env:VAR},
 ${workspaceFolder} and ${userHome} are expanded; ${input:...} is refused.

@@ -131,7 +131,7 @@ pub struct Global {
     /// MCP client config to read as well, e.g. Claude Desktop's claude_desktop_config.json
     /// (repeatable). scan and status read it; capture and scan --capture RUN its servers, as the
     /// ones of the default configs [always read when present, at the top of the work tree:
-    /// .mcp.json, .vscode/mcp.json, .cursor/mcp.json]
+    /// .mcp.json, .vscode/mcp.json, .cursor/mcp.json, .gemini/settings.json]
     #[arg(long = "config", global = true, value_name = "PATH")]
     pub config: Vec<PathBuf>,
 }

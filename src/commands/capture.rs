@@ -150,7 +150,7 @@ fn shown_here(path: &Path) -> String {
 }
 
 /// Whether any client config was there to read: the work tree's
-/// `.mcp.json`, `.vscode/mcp.json` or `.cursor/mcp.json`, or a `--config`
+/// `.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json` or `.gemini/settings.json`, or a `--config`
 /// file. Without one, nothing says which servers are still in use, and no
 /// capture is judged stale.
 fn configs_read(env: &Env) -> bool {
@@ -334,7 +334,7 @@ fn report(
 fn select(all: Vec<ClientServer>, names: &[String]) -> Result<Vec<ClientServer>> {
     if all.is_empty() {
         bail!(
-            "no MCP servers configured: capture reads .mcp.json, .vscode/mcp.json and .cursor/mcp.json at the top of the work tree, and files named with --config"
+            "no MCP servers configured: capture reads .mcp.json, .vscode/mcp.json, .cursor/mcp.json and .gemini/settings.json at the top of the work tree, and files named with --config"
         );
     }
     for name in names {

@@ -1,5 +1,6 @@
 //! MCP client configurations: `.mcp.json`, `.vscode/mcp.json`,
-//! `.cursor/mcp.json`, and a Claude Desktop config given with `--config`.
+//! `.cursor/mcp.json`, `.gemini/settings.json`, and a Claude Desktop
+//! config given with `--config`.
 //! Each names servers and how to reach them (a command to run, or a URL
 //! with headers), which the transport detector reviews and `capture` will
 //! use. Nothing here runs anything. [`launch_spec`] is the one reviewable
@@ -17,8 +18,46 @@ use crate::inventory::InputError;
 use crate::json::{self, push_pointer_token, Object, Value};
 
 /// The configs read by default, relative to the top of the work tree
-/// (Claude Code, VS Code, Cursor). A missing one is simply not there.
-pub const DEFAULT_FILES: [&str; 3] = [".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json"];
+/// (Claude Code, VS Code, Cursor, Gemini CLI). A missing one is simply
+/// not there.
+pub const DEFAULT_FILES: [&str; 4] = [
+    ".mcp.json",
+    ".vscode/mcp.json",
+    ".cursor/mcp.json",
+    GEMINI_SETTINGS,
+];
+
+/// The Gemini CLI's project settings: its `mcpServers` say `httpUrl` for
+/// streamable HTTP and `url` for SSE (google-gemini/gemini-cli,
+/// docs/tools/mcp-server.md), where the other clients say `url` and `type`.
+pub const GEMINI_SETTINGS: &str = ".gemini/settings.json";
+
+/// Whether `path` is a Gemini CLI settings file (`.gemini/settings.json`,
+/// in the work tree or in a home folder given with `--config`).
+fn is_gemini(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "settings.json")
+        && path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|d| d == ".gemini")
+}
+
+/// Where an entry connects to, and the key that says so: `url`, or the
+/// Gemini CLI's `httpUrl` (streamable HTTP), which it reads first.
+pub fn endpoint(entry: &Object) -> Option<(&'static str, &str)> {
+    ["httpUrl", "url"]
+        .into_iter()
+        .find_map(|k| entry.get(k).and_then(Value::as_str).map(|u| (k, u)))
+}
+
+/// The transport an entry names: its `type`, or for the Gemini CLI's
+/// `httpUrl` streamable HTTP.
+pub fn entry_type(entry: &Object) -> Option<&str> {
+    entry
+        .get("type")
+        .and_then(Value::as_str)
+        .or_else(|| matches!(endpoint(entry), Some(("httpUrl", _))).then_some("http"))
+}
 
 /// The keys that hold the server map, in the order they are looked for:
 /// `mcpServers` (Claude Code, Claude Desktop, Cursor), `servers` (VS Code's
@@ -103,7 +142,16 @@ pub fn parse(
         if let Some(why) = crate::text::server_name_problem(name) {
             return Err(InputError::new(path, Some(pointer), why));
         }
-        let entry = check_entry(path, &pointer, entry)?;
+        let mut entry = check_entry(path, &pointer, entry)?.clone();
+        if is_gemini(shown)
+            && entry.get("type").is_none()
+            && endpoint(&entry).is_some_and(|(k, _)| k == "url")
+        {
+            // The Gemini CLI reads `url` as an SSE endpoint: said here as
+            // the other clients say it, so that one server written for
+            // two clients reads as the same launch.
+            entry.insert("type".into(), Value::String("sse".into()));
+        }
         let duplicates = dups
             .iter()
             .filter_map(|d| {
@@ -120,7 +168,7 @@ pub fn parse(
             name: name.clone(),
             source: shown.to_path_buf(),
             pointer,
-            entry: entry.clone(),
+            entry,
             duplicates,
         });
     }
@@ -149,11 +197,11 @@ fn check_entry<'a>(path: &Path, at: &str, entry: &'a Value) -> Result<&'a Object
             ("command", Value::String(_) | Value::Array(_))
             | ("args", Value::Array(_))
             | ("env" | "headers", Value::Object(_))
-            | ("url" | "type" | "envFile", Value::String(_)) => {}
+            | ("url" | "httpUrl" | "type" | "envFile", Value::String(_)) => {}
             ("command", v) => return Err(wrong(k, "a string", v)),
             ("args", v) => return Err(wrong(k, "an array of strings", v)),
             ("env" | "headers", v) => return Err(wrong(k, "an object of strings", v)),
-            ("url" | "type" | "envFile", v) => return Err(wrong(k, "a string", v)),
+            ("url" | "httpUrl" | "type" | "envFile", v) => return Err(wrong(k, "a string", v)),
             _ => {}
         }
     }
@@ -165,8 +213,9 @@ fn check_entry<'a>(path: &Path, at: &str, entry: &'a Value) -> Result<&'a Object
 /// comments) with comments and trailing commas blanked, offsets kept.
 pub fn as_json(path: &Path, bytes: &[u8]) -> Vec<u8> {
     let bytes = crate::bytes::strip_bom(bytes.to_vec());
-    // Claude's files are plain JSON.
-    if path.file_name().is_some_and(|n| n == "mcp.json") {
+    // Claude's files are plain JSON; the Gemini CLI strips comments from
+    // its settings.
+    if path.file_name().is_some_and(|n| n == "mcp.json") || is_gemini(path) {
         blank_jsonc(&bytes)
     } else {
         bytes
@@ -229,12 +278,10 @@ pub fn launch_spec(entry: &Object) -> Option<Value> {
         if let Some(cwd @ Value::String(_)) = entry.get("cwd") {
             spec.insert("cwd".into(), cwd.clone());
         }
-    } else if let Some(Value::String(url)) = entry.get("url") {
+    } else if let Some((_, url)) = endpoint(entry) {
         spec.insert("url".into(), Value::String(redacted_url(url)));
-        // Configs say `type`; capture files say `transport`.
-        let kind = ["type", "transport"]
-            .iter()
-            .find_map(|k| entry.get(k).and_then(Value::as_str));
+        // Configs say `type` (or `httpUrl`); capture files say `transport`.
+        let kind = entry_type(entry).or_else(|| entry.get("transport").and_then(Value::as_str));
         if let Some(kind) = kind {
             // One name per transport, so that the same server written for
             // two clients reads as the same launch.
@@ -633,6 +680,50 @@ mod tests {
             got[0].entry.get("command").and_then(Value::as_str),
             Some("uvx")
         );
+    }
+
+    #[test]
+    fn reads_the_gemini_cli_shape_as_the_same_launches() {
+        // Gemini: `httpUrl` is streamable HTTP, `url` is SSE, comments allowed.
+        let gemini = servers(
+            "{\n  // project servers\n  \"mcpServers\": {\"h\": {\"httpUrl\": \"https://e.com/mcp\", \"timeout\": 3000},\n  \"s\": {\"url\": \"https://e.com/sse\"}, \"both\": {\"url\": \"https://e.com/sse\", \"httpUrl\": \"https://e.com/mcp\"}}}",
+            ".gemini/settings.json",
+        )
+        .unwrap();
+        let claude = servers(
+            r#"{"mcpServers": {"h": {"type": "http", "url": "https://e.com/mcp"},
+                "s": {"type": "sse", "url": "https://e.com/sse"}}}"#,
+            ".mcp.json",
+        )
+        .unwrap();
+        for (g, c) in gemini.iter().zip(&claude) {
+            assert_eq!(launch_spec(&g.entry), launch_spec(&c.entry), "{}", g.name);
+        }
+        // The Gemini CLI reads `httpUrl` first.
+        assert_eq!(launch_spec(&gemini[2].entry), launch_spec(&claude[0].entry));
+        assert_eq!(entry_type(&gemini[0].entry), Some("http"));
+        // Outside Gemini's settings a `url` keeps the client's own guess.
+        let cursor = servers(
+            r#"{"mcpServers": {"s": {"url": "https://e.com/sse"}}}"#,
+            ".cursor/mcp.json",
+        )
+        .unwrap();
+        assert_eq!(entry_type(&cursor[0].entry), None);
+        // A named settings file in a home folder is read the same way.
+        let home = parse(
+            Path::new("/home/u/.gemini/settings.json"),
+            Path::new("/home/u/.gemini/settings.json"),
+            br#"{"mcpServers": {"s": {"url": "https://e.com/sse"}}}"#,
+            true,
+        )
+        .unwrap();
+        assert_eq!(entry_type(&home[0].entry), Some("sse"));
+        let e = servers(
+            r#"{"mcpServers": {"h": {"httpUrl": 3}}}"#,
+            ".gemini/settings.json",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("\"httpUrl\" must be a string"), "{e}");
     }
 
     #[test]

@@ -126,3 +126,58 @@ fn capture_refuses_configs_that_disagree_and_says_what_differs() {
     );
     assert!(!d.join(".kams/inventory/one.json").exists());
 }
+
+#[test]
+fn the_gemini_cli_settings_are_a_config_read_with_its_own_keys() {
+    let repo = repo();
+    let d = repo.path();
+    // The same streamable HTTP server for Claude Code and for the Gemini
+    // CLI (`httpUrl`): one launch, no finding.
+    config(
+        d,
+        &[(
+            "docs",
+            value!({"type": "http", "url": "https://mcp.example.com/mcp"}),
+        )],
+    );
+    config_at(
+        d,
+        ".gemini/settings.json",
+        "mcpServers",
+        &[(
+            "docs",
+            value!({"httpUrl": "https://mcp.example.com/mcp", "timeout": 30000}),
+        )],
+    );
+    assert!(ambiguous(d).is_empty());
+    // Gemini's `url` is SSE: the same address over another transport is
+    // another launch, named with both files.
+    config_at(
+        d,
+        ".gemini/settings.json",
+        "mcpServers",
+        &[("docs", value!({"url": "https://mcp.example.com/mcp"}))],
+    );
+    let found = ambiguous(d);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(".mcp.json and .gemini/settings.json (transport)"),
+        "{message}"
+    );
+    // A plain-http `httpUrl` is reported at its own key.
+    config_at(
+        d,
+        ".gemini/settings.json",
+        "mcpServers",
+        &[("plain", value!({"httpUrl": "http://mcp.example.com/mcp"}))],
+    );
+    let transport = crate::common::findings_of(d, "transport");
+    assert!(
+        transport.iter().any(|f| f["server"] == "plain"
+            && f["severity"] == "high"
+            && f["field"] == "/httpUrl"
+            && f["evidence"][0] == "in .gemini/settings.json at /mcpServers/plain"),
+        "{transport:#?}"
+    );
+}

@@ -177,8 +177,8 @@ impl Review<'_> {
             );
         }
         self.command(&words, 0);
-        if let Some(url) = o.get("url").and_then(Value::as_str) {
-            self.url(url, "/url", "url");
+        if let Some((key, url)) = crate::config::endpoint(o) {
+            self.url(url, &format!("/{key}"), key);
         }
         for (key, what) in [("env", "env"), ("headers", "header")] {
             let Some(map) = o.get(key).and_then(Value::as_object) else {

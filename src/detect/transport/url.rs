@@ -145,5 +145,8 @@ mod tests {
         assert!(!format!("{f:?}").contains("s3cr3tpass"), "{f:?}");
         let got = loud(r#"{"url": "http://${input:host}/mcp"}"#);
         assert_eq!(got, vec![(M, "/url".to_string())]);
+        // The Gemini CLI's streamable HTTP address, at its own key.
+        let got = loud(r#"{"httpUrl": "http://evil.com/mcp"}"#);
+        assert_eq!(got, vec![(H, "/httpUrl".to_string())]);
     }
 }
