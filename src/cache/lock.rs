@@ -137,13 +137,15 @@ pub fn store(common_dir: &Path, key: &Key, lock: &Lock) -> std::io::Result<()> {
 }
 
 /// A server's record, before its tools: its name, launch, launch
-/// approval and own entry.
+/// approval, the configs of the launch and its own entry.
 #[derive(Serialize, Deserialize)]
 struct Head<'a> {
     name: &'a str,
     launch: Option<Json<'a>>,
     #[serde(borrow)]
     launch_approval: Option<Said<'a>>,
+    #[serde(borrow)]
+    launch_configs: Vec<&'a str>,
     #[serde(borrow)]
     server: Option<Record<'a>>,
 }
@@ -175,6 +177,7 @@ fn encode(lock: &Lock, key: &Key) -> Option<Encoder> {
             name,
             launch: server.launch.as_ref().map(|l| Json(Cow::Borrowed(l))),
             launch_approval: server.launch_approval.as_deref().map(said),
+            launch_configs: server.launch_configs.iter().map(String::as_str).collect(),
             server: match &server.server {
                 Some(e) => Some(record(e)?),
                 None => None,
@@ -235,6 +238,11 @@ fn decode(
                 note: note.into(),
             })
         });
+        server.launch_configs = head
+            .launch_configs
+            .into_iter()
+            .map(str::to_string)
+            .collect();
         if let Some(e) = head.server {
             server.server = Some(entry(e, &text, len, fields, &mut last)?);
         }
@@ -318,12 +326,14 @@ mod tests {
     fn sample() -> (Shared, Lock) {
         let text = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/kams.lock"))
             .expect("the sample lock");
-        // With a launch, which the sample has not.
+        // With a launch and its configs, which the sample has not.
         let mut full = Lock::parse(&text).expect("the sample lock reads");
         let (launch, _) =
             crate::json::parse(br#"{"command":"npx","args":["-y","pkg@1.0.0"],"n":1.5}"#)
                 .expect("parses");
-        full.servers.values_mut().next().expect("a server").launch = Some(launch);
+        let first = full.servers.values_mut().next().expect("a server");
+        first.launch = Some(launch);
+        first.launch_configs = vec![".mcp.json".into(), ".vscode/mcp.json".into()];
         let text = Arc::new(full.to_text());
         let lock = Lock::parse_digests_only(text.clone()).expect("the sample lock reads");
         (text, lock)
@@ -349,6 +359,7 @@ mod tests {
         let back = decode(&bytes, &key, Some(text.clone())).expect("decodes");
         assert_eq!(back, lock);
         assert!(lock.servers.values().any(|s| s.launch.is_some()));
+        assert!(lock.servers.values().any(|s| s.launch_configs.len() == 2));
         assert_eq!(spans(&back), spans(&lock));
         // Entries rebuild from the text as those of the parsed lock do.
         let wanted: Vec<(String, Option<String>)> = lock

@@ -373,6 +373,20 @@ fn union<'a>(
 
 /// `file` (a capture file, which ends with its closing brace and a line
 /// feed) with `members` added at its end.
+/// `file` with a `configuredIn` member naming the client configs its
+/// server was launched from (sorted, as the lock records them), or as it
+/// is when there are none.
+pub fn with_configured_in(file: &[u8], configs: &[String]) -> Vec<u8> {
+    if configs.is_empty() {
+        return file.to_vec();
+    }
+    let mut files = configs.to_vec();
+    files.sort();
+    files.dedup();
+    let files = Value::Array(files.into_iter().map(Value::String).collect());
+    with_members(file, &[("configuredIn", files)])
+}
+
 fn with_members(file: &[u8], members: &[(&str, Value)]) -> Vec<u8> {
     let file = file.trim_ascii_end();
     let body = file.strip_suffix(b"}").unwrap_or(file);

@@ -46,7 +46,10 @@ pub fn run(
     std::fs::create_dir_all(&folder)
         .with_context(|| format!("cannot create {}", shown_path(&folder)))?;
     let (captured, mut failed) = report(&servers, results, err)?;
-    for c in captured {
+    for mut c in captured {
+        // The file says which configs launched it, so that `pin` records
+        // them with the launch it approves.
+        c.file = capture::with_configured_in(&c.file, &config_files(&configured, &c.name));
         let path = capture::file_path(&folder, &c.name);
         let tools = format!("{} tool{}", c.tools, if c.tools == 1 { "" } else { "s" });
         // What the server advertises is what the file holds: the file is
@@ -113,9 +116,10 @@ pub fn run(
     Ok(0)
 }
 
-/// ` (configured in A, B)`: the client configs that name `server`, which
-/// agree on its launch (capture refuses configs that do not).
-fn configured_in(configured: &[ClientServer], server: &str) -> String {
+/// The client configs that name `server`, as a reviewer reads their
+/// names, in the order they were read; they agree on its launch (capture
+/// refuses configs that do not).
+fn config_files(configured: &[ClientServer], server: &str) -> Vec<String> {
     let mut files: Vec<String> = Vec::new();
     for c in configured.iter().filter(|c| c.name == server) {
         let shown = shown_path(&c.source);
@@ -123,6 +127,12 @@ fn configured_in(configured: &[ClientServer], server: &str) -> String {
             files.push(shown);
         }
     }
+    files
+}
+
+/// ` (configured in A, B)`: [`config_files`] as capture says them.
+fn configured_in(configured: &[ClientServer], server: &str) -> String {
+    let files = config_files(configured, server);
     if files.is_empty() {
         String::new()
     } else {

@@ -111,9 +111,10 @@ pub(super) fn build_server(
                 server_fields.insert(k.clone(), Value::Object(keyed));
             }
             // With the launch: who capture said it was (`capture --as`),
-            // and what another client was told instead.
+            // what another client was told instead, and which client
+            // configs launched it.
             "transport" | "command" | "args" | "cwd" | "url" | "env" | "headers" | "type"
-            | "capturedAs" | "cloaking" => {
+            | "capturedAs" | "cloaking" | "configuredIn" => {
                 launch.insert(k.clone(), v.clone());
             }
             _ => {}

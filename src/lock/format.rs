@@ -15,8 +15,9 @@ use crate::json::{self, Value};
 /// The newest format version this build reads and writes. A lock is
 /// written at the oldest version that holds it ([`Lock::version`]): 1
 /// unless it has a denied entry or a launch's own approval, which a
-/// reader of version 1 would not know.
-pub const FORMAT_VERSION: u64 = 2;
+/// reader of version 1 would not know; 3 when a launch records the
+/// client configs it came from (`launch_configs`).
+pub const FORMAT_VERSION: u64 = 3;
 
 /// Largest lock accepted, in bytes: every reader refuses a larger one,
 /// from a file or from git.
@@ -119,6 +120,11 @@ pub struct LockServer {
     /// Who approved the launch, when, and why; absent for launches
     /// recorded before approvals of launches were (format version 1).
     pub launch_approval: Option<Arc<Approval>>,
+    /// The client configs the recorded launch was configured in when it
+    /// was approved (`.mcp.json`, `.cursor/mcp.json`, a `--config` file as
+    /// given), sorted; empty when that is not known. What they said is the
+    /// launch itself: this says where a reviewer found it.
+    pub launch_configs: Vec<String>,
     /// The server-level entry (instructions, serverInfo, prompts...).
     pub server: Option<Entry>,
     /// Tool entries by name.
@@ -179,6 +185,9 @@ impl Lock {
 
     /// The format version this lock is written at: the oldest that holds it.
     pub fn version(&self) -> u64 {
+        if self.servers.values().any(|s| !s.launch_configs.is_empty()) {
+            return 3;
+        }
         let newer = self.servers.values().any(|s| {
             s.launch_approval.is_some()
                 || s.server
@@ -359,5 +368,57 @@ mod tests {
         );
         let e = Lock::parse(twice.as_bytes()).unwrap_err();
         assert!(e.message.starts_with("duplicate key"), "{e:?}");
+    }
+
+    #[test]
+    fn launch_configs_are_one_line_after_the_launch_and_make_version_3() {
+        let mut lock = with_launch(r#"{"url":"u"}"#);
+        assert_eq!(lock.version(), 1);
+        lock.servers.get_mut("fs").unwrap().launch_configs =
+            vec![".cursor/mcp.json".into(), ".mcp.json".into()];
+        assert_eq!(lock.version(), 3);
+        let text = String::from_utf8(lock.to_text()).unwrap();
+        assert!(text.starts_with("{\n  \"version\": 3,"), "{text}");
+        let want = "      \"launch\": {\"url\":\"u\"},\n      \"launch_configs\": [\".cursor/mcp.json\",\".mcp.json\"],\n      \"tools\": {\n";
+        assert!(text.contains(want), "{text}");
+        // Read back by both readers, and written back byte for byte.
+        let parsed = Lock::parse(text.as_bytes()).unwrap();
+        assert_eq!(parsed, lock);
+        assert_eq!(parsed.to_text(), text.as_bytes());
+        let fast = Lock::parse_digests_only(Arc::new(text.clone().into_bytes())).unwrap();
+        assert_eq!(
+            fast.servers["fs"].launch_configs,
+            lock.servers["fs"].launch_configs
+        );
+        // What git-kams would not write is refused, where it is.
+        let configs = r#"[".cursor/mcp.json",".mcp.json"]"#;
+        for (bad, why) in [
+            (r#"".mcp.json""#, "expected an array"),
+            ("[]", "an empty list"),
+            ("[1]", "expected a file name"),
+            (
+                r#"[".mcp.json",".cursor/mcp.json"]"#,
+                "distinct and in order",
+            ),
+            (r#"[".mcp.json",".mcp.json"]"#, "distinct and in order"),
+            (r#"["a\u001b[31m"]"#, "without control characters"),
+        ] {
+            let edited = text.replace(configs, bad);
+            for e in [
+                Lock::parse(edited.as_bytes()).unwrap_err(),
+                Lock::parse_digests_only(Arc::new(edited.into_bytes())).unwrap_err(),
+            ] {
+                assert!(
+                    e.pointer
+                        .as_deref()
+                        .is_some_and(|p| p.starts_with("/servers/fs/launch_configs")),
+                    "{bad}: {e:?}"
+                );
+                assert!(e.message.contains(why), "{bad}: {e:?}");
+            }
+        }
+        let orphan = text.replace(r#""launch": {"url":"u"},"#, "");
+        let e = Lock::parse(orphan.as_bytes()).unwrap_err();
+        assert!(e.message.contains("needs the `launch`"), "{e:?}");
     }
 }

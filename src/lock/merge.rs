@@ -100,16 +100,23 @@ pub fn merge(base: &Lock, ours: &Lock, theirs: &Lock) -> Merged {
             })
         };
         let mut merged = LockServer::default();
-        // A launch and its approval are one value: a side that approved
-        // the same launch anew changed it.
-        let launch = |s: &LockServer| (s.launch.clone(), s.launch_approval.clone());
+        // A launch, its approval and the configs it was approved from are
+        // one value: a side that approved the same launch anew changed it.
+        let launch = |s: &LockServer| {
+            (
+                s.launch.clone(),
+                s.launch_approval.clone(),
+                s.launch_configs.clone(),
+            )
+        };
         let (bl, ol, tl) = (launch(bs), launch(os), launch(ts));
         match pick(Some(&bl), Some(&ol), Some(&tl)) {
             Ok(l) => {
-                (merged.launch, merged.launch_approval) = l.cloned().unwrap_or_default();
+                (merged.launch, merged.launch_approval, merged.launch_configs) =
+                    l.cloned().unwrap_or_default();
             }
             Err(()) => {
-                (merged.launch, merged.launch_approval) = ol.clone();
+                (merged.launch, merged.launch_approval, merged.launch_configs) = ol.clone();
                 conflict(What::Launch(Three::of(
                     bs.launch.as_ref(),
                     os.launch.as_ref(),

@@ -176,6 +176,10 @@ fn parse_lock(
                                 let v = r.value()?;
                                 lock_server.launch_approval = Some(Arc::new(read_approval(&v, &at)?));
                             }
+                            "launch_configs" => {
+                                let at = r.pointer();
+                                lock_server.launch_configs = read_configs(&r.value()?, &at)?;
+                            }
                             "server" => lock_server.server = Some(entry(r, None)?),
                             "tools" => {
                                 has_tools = true;
@@ -198,6 +202,9 @@ fn parse_lock(
                     }
                     if lock_server.launch_approval.is_some() && lock_server.launch.is_none() {
                         return Err(LockError::at(&r.pointer(), "a `launch_approval` needs the `launch` it approves"));
+                    }
+                    if !lock_server.launch_configs.is_empty() && lock_server.launch.is_none() {
+                        return Err(LockError::at(&r.pointer(), "`launch_configs` needs the `launch` they configured"));
                     }
                     lock.servers.insert(name.to_string(), lock_server);
                     if r.offset() - told >= DONE_EVERY {
@@ -371,6 +378,51 @@ fn read_entry(v: &Value, at: &str, tool: Option<&str>) -> Result<Entry, LockErro
         approval: approval.map(Arc::new),
         lazy: Default::default(),
     })
+}
+
+/// Reads the configs a launch was configured in: an array of distinct
+/// file names in order, as the writer leaves it, each free of control
+/// characters (a name is shown to reviewers as it is).
+fn read_configs(v: &Value, at: &str) -> Result<Vec<String>, LockError> {
+    let Value::Array(items) = v else {
+        return Err(LockError::at(
+            at,
+            format!("expected an array of file names, found {}", v.kind()),
+        ));
+    };
+    if items.is_empty() {
+        return Err(LockError::at(
+            at,
+            "an empty list (git-kams leaves `launch_configs` out instead)",
+        ));
+    }
+    let mut out: Vec<String> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let here = format!("{at}/{i}");
+        let Value::String(name) = item else {
+            return Err(LockError::at(
+                &here,
+                format!("expected a file name, found {}", item.kind()),
+            ));
+        };
+        if name.is_empty() || name.chars().any(char::is_control) {
+            return Err(LockError::at(
+                &here,
+                "a file name must be non-empty, without control characters",
+            ));
+        }
+        if out
+            .last()
+            .is_some_and(|last| last.as_str() >= name.as_str())
+        {
+            return Err(LockError::at(
+                &here,
+                "file names must be distinct and in order (as git-kams writes them)",
+            ));
+        }
+        out.push(name.clone());
+    }
+    Ok(out)
 }
 
 /// Reads an approval object (`approver`, `at`, `note`, nothing else).

@@ -60,6 +60,16 @@ impl Lock {
                 server_member("launch_approval", &mut first, out);
                 write_approval_line(a, out);
             }
+            if !server.launch_configs.is_empty() {
+                // One line: where the launch was configured.
+                server_member("launch_configs", &mut first, out);
+                let files = server
+                    .launch_configs
+                    .iter()
+                    .map(|f| crate::json::Value::String(f.clone()))
+                    .collect();
+                write_value(&crate::json::Value::Array(files), Escape::Visible, out);
+            }
             if let Some(entry) = &server.server {
                 server_member("server", &mut first, out);
                 write_entry(entry, 6, out);

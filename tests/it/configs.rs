@@ -181,3 +181,42 @@ fn the_gemini_cli_settings_are_a_config_read_with_its_own_keys() {
         "{transport:#?}"
     );
 }
+
+#[test]
+fn the_lock_records_which_configs_an_approved_launch_came_from() {
+    let repo = repo();
+    let d = repo.path();
+    config(d, &[("one", fake("paged", &[]))]);
+    config_at(
+        d,
+        ".cursor/mcp.json",
+        "mcpServers",
+        &[("one", fake("paged", &[]))],
+    );
+    let o = run(d, &["capture", "--yes"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // The capture file names the configs, sorted.
+    let file = std::fs::read_to_string(d.join(".kams/inventory/one.json")).unwrap();
+    assert!(
+        file.contains(r#""configuredIn": [".cursor/mcp.json",".mcp.json"]"#),
+        "{file}"
+    );
+    // Approving the server's launch records them with it (format version 3).
+    crate::history::pin(d, "Ana", "reviewed", &["one"]);
+    let lock = std::fs::read_to_string(d.join("kams.lock")).unwrap();
+    assert!(lock.starts_with("{\n  \"version\": 3,"), "{lock}");
+    assert!(
+        lock.contains("\n      \"launch_configs\": [\".cursor/mcp.json\",\".mcp.json\"],\n"),
+        "{lock}"
+    );
+    // The recorded launch is still the one capture runs without asking:
+    // no config is part of it.
+    crate::history::commit(d, "Ana", "2026-01-02T00:00:00Z", "pin one");
+    let o = run(d, &["capture"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("unchanged `one`"),
+        "{}",
+        text(&o.stdout)
+    );
+}

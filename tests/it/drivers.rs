@@ -191,12 +191,12 @@ fn a_corrupt_side_is_an_error_and_leaves_ours_alone() {
     assert_eq!(std::fs::read(d.join("ours")).unwrap(), good);
     assert!(!d.join("ours.lock").exists());
     // A newer format on one side is refused the same way.
-    std::fs::write(d.join("theirs"), b"{\"version\": 3, \"servers\": {}}").unwrap();
+    std::fs::write(d.join("theirs"), b"{\"version\": 4, \"servers\": {}}").unwrap();
     kams(d)
         .args(["merge-driver", "base", "ours", "theirs"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("format version 3 is newer"));
+        .stderr(predicates::str::contains("format version 4 is newer"));
     // An empty base is no base: both sides added the lock.
     std::fs::write(d.join("theirs"), &good).unwrap();
     kams(d)

@@ -817,6 +817,8 @@ fn arb_lock() -> impl Strategy<Value = Lock> {
             proptest::option::of((
                 arb_object().prop_map(Value::Object),
                 proptest::option::of((arb_string(), arb_string(), arb_string())),
+                // The configs it came from: distinct file names, in order.
+                proptest::collection::btree_set("[a-z./_-]{1,12}", 0..3),
             )),
             proptest::option::of(arb_server_entry()),
             proptest::collection::vec(arb_tool_entry(), 0..4),
@@ -829,11 +831,15 @@ fn arb_lock() -> impl Strategy<Value = Lock> {
             lock.servers.insert(
                 name,
                 LockServer {
-                    launch_approval: launch.as_ref().and_then(|(_, a)| {
+                    launch_approval: launch.as_ref().and_then(|(_, a, _)| {
                         a.clone()
                             .map(|(approver, at, note)| Approval { approver, at, note }.into())
                     }),
-                    launch: launch.map(|(l, _)| l),
+                    launch_configs: launch
+                        .as_ref()
+                        .map(|(_, _, c)| c.iter().cloned().collect())
+                        .unwrap_or_default(),
+                    launch: launch.map(|(l, _, _)| l),
                     server,
                     tools: tools.into_iter().collect(),
                 },
@@ -1029,7 +1035,10 @@ fn branch(base: &Lock, added: &Lock, edits: &[u8]) -> Lock {
         let mut server = server.clone();
         match edits.get(i % edits.len().max(1)).copied().unwrap_or(0) % 5 {
             1 => continue,
-            2 => (server.launch, server.launch_approval) = (None, None),
+            2 => {
+                (server.launch, server.launch_approval) = (None, None);
+                server.launch_configs.clear();
+            }
             3 => {
                 let first = server.tools.keys().next().cloned();
                 if let Some(t) = first {

@@ -129,8 +129,16 @@ pub(crate) fn apply(plan: Plan, who: &str) -> Result<(Lock, Vec<String>)> {
                         shown(&launch)
                     ),
                 });
+                // Where a reviewer finds the launch: the configs capture
+                // wrote into the server's file (`configuredIn`).
+                let configs = inventory
+                    .servers
+                    .get(&server)
+                    .map(|s| configured_in(&s.launch))
+                    .unwrap_or_default();
                 let slot = lock.servers.entry(server).or_default();
                 slot.launch = Some(launch);
+                slot.launch_configs = configs;
                 slot.launch_approval = Some(crate::lock::format::share_approval(
                     who.into(),
                     time.as_str().into(),
@@ -179,4 +187,22 @@ fn take_descriptor(inventory: &mut Inventory, server: &str, tool: Option<&str>) 
         // One per server: copied.
         None => s.descriptor.clone(),
     }
+}
+
+/// The configs a capture file says its launch came from (`configuredIn`):
+/// distinct, sorted, each free of control characters, as the lock holds
+/// them; anything else there is left out.
+fn configured_in(launch: &crate::json::Object) -> Vec<String> {
+    let mut files: Vec<String> = launch
+        .get("configuredIn")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|f| !f.is_empty() && !f.chars().any(char::is_control))
+        .map(str::to_string)
+        .collect();
+    files.sort();
+    files.dedup();
+    files
 }

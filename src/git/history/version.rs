@@ -551,7 +551,11 @@ mod tests {
         let text = lock_text();
         assert!(index(text.as_bytes()).is_some());
         for bad in [
-            text.replacen("\"version\": 1", "\"version\": 3", 1),
+            text.replacen(
+                "\"version\": 1",
+                &format!("\"version\": {}", FORMAT_VERSION + 1),
+                1,
+            ),
             text.replacen("\"servers\": {", "\"servers\": {\"s\": {\"tools\": {}},", 1),
             text.replacen("\"version\": 1,", "\"version\": 1, \"extra\": 0,", 1),
             text.replacen("\"tools\": {", "\"tool\": {", 1),
