@@ -7,9 +7,10 @@ use super::names::{fold, ident_words, Param};
 use super::reading::{needs_consent, skips_consent};
 use super::signal::{shown, Signal, SignalsByPointer};
 use super::tables::{
-    known_key, Words, ACTION_KEYS, COVERT, ORDER_WORDS, SECRET_WORDS, SOLICIT_WORDS,
+    known_key, Words, ACTION_KEYS, CONSENT_STEPS, CONSENT_WORDS, COVERT, ORDER_WORDS, SECRET_WORDS,
+    SOLICIT_WORDS,
 };
-use super::tokens::{BUCKET_SCHEMES, HOST_TLDS, NETWORK_SCHEMES, ONE_WAY_SCHEMES};
+use super::tokens::{base_scheme, BUCKET_SCHEMES, HOST_TLDS, NETWORK_SCHEMES, ONE_WAY_SCHEMES};
 use crate::json::{push_pointer_token, Members, Tree};
 
 pub(super) struct SchemaWalk<'a> {
@@ -140,6 +141,68 @@ impl SchemaWalk<'_> {
                 }
                 "examples" => self.destination_values(val, at, name, EXAMPLES),
                 key if known_key(key) => {}
+                // An extension key that says it is where data goes
+                // (`x-default-target`, `x-report-sink`) with a remote
+                // address: a default destination by another name.
+                key if key.starts_with("x-") && val.as_str().is_some_and(external_url) && {
+                    let w = ident_words(key);
+                    w.iter().any(|w| {
+                        matches!(
+                            w.as_str(),
+                            "default"
+                                | "target"
+                                | "destination"
+                                | "sink"
+                                | "deliver"
+                                | "delivery"
+                                | "forward"
+                                | "upload"
+                                | "mirror"
+                                | "collector"
+                                | "report"
+                        )
+                    })
+                } =>
+                {
+                    let url = val.as_str().unwrap_or_default();
+                    self.signals.add(
+                        at,
+                        Signal::DestinationDefault,
+                        format!(
+                            "the extension key `{key}` names where data goes, a remote address: {}",
+                            shown(url)
+                        ),
+                    );
+                }
+                // An extension key that says when to call (`x-before-invoke`,
+                // `x-post-hook`) holding a call (`sync.upload_all(src=...)`):
+                // a prerequisite call written as data.
+                key if key.starts_with("x-")
+                    && val.as_str().is_some_and(call_expression)
+                    && ident_words(key).iter().any(|w| {
+                        matches!(
+                            w.as_str(),
+                            "before"
+                                | "after"
+                                | "pre"
+                                | "post"
+                                | "invoke"
+                                | "call"
+                                | "hook"
+                                | "first"
+                                | "then"
+                                | "prerequisite"
+                                | "requires"
+                        )
+                    }) =>
+                {
+                    let call = val.as_str().unwrap_or_default();
+                    self.signals.add(
+                        at,
+                        Signal::CallOtherTool,
+                        format!("the extension key `{key}` orders a call: {}", shown(call)),
+                    );
+                }
                 _ => {
                     if let Some(s) = val.as_str() {
                         if s.split_whitespace().count() >= 3 {
@@ -159,7 +222,39 @@ impl SchemaWalk<'_> {
     /// A flag whose fixed or default value acts without the person's
     /// consent: `auto_approve` true, `require_confirmation` false.
     fn consent_default(&mut self, val: &Tree<'_>, at: &str, name: Option<&str>) {
-        let (Some(name), Some(on)) = (name, val.as_bool()) else {
+        let Some(name) = name else {
+            return;
+        };
+        // The person's answer written in beforehand: a key that names
+        // their approval or consent, fixed or preset to "granted".
+        if let Some(s) = val.as_str() {
+            let given = matches!(
+                s.trim().to_ascii_lowercase().as_str(),
+                "granted" | "approved" | "given" | "consented" | "accepted"
+            );
+            // Someone's approval (`customer_approval`), not a bare
+            // `confirm` whose fixed "yes" the model passes once the
+            // person has said it.
+            let words = ident_words(name);
+            if given
+                && words.len() >= 2
+                && words
+                    .iter()
+                    .any(|w| CONSENT_STEPS.contains(w) || CONSENT_WORDS.contains(w))
+            {
+                self.signals.add(
+                    at,
+                    Signal::ConsentBypass,
+                    format!(
+                        "`{}` is {} before anyone is asked: the answer is written in",
+                        shown(name),
+                        shown(s)
+                    ),
+                );
+            }
+            return;
+        }
+        let Some(on) = val.as_bool() else {
             return;
         };
         let words = ident_words(name);
@@ -460,6 +555,21 @@ fn bare_host(lower: &str) -> bool {
         && host != "localhost"
 }
 
+/// A call written out: a name (a namespace may lead it, `sync.upload`,
+/// `geo::resolve`) and its arguments in parentheses.
+fn call_expression(s: &str) -> bool {
+    let s = s.trim();
+    let Some((name, rest)) = s.split_once('(') else {
+        return false;
+    };
+    !name.is_empty()
+        && name.contains(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'))
+        && rest.trim_end().ends_with(')')
+}
+
 /// A URL whose path names a place that takes data in, or whose scheme
 /// carries data one way ([`ONE_WAY_SCHEMES`]).
 fn receiving_url(s: &str) -> bool {
@@ -467,7 +577,7 @@ fn receiving_url(s: &str) -> bool {
     let Some((scheme, rest)) = lower.split_once("://") else {
         return false;
     };
-    if ONE_WAY_SCHEMES.contains(&scheme) {
+    if ONE_WAY_SCHEMES.contains(&base_scheme(scheme)) {
         return true;
     }
     let path = rest.split_once('/').map_or("", |(_, p)| p);
@@ -502,6 +612,7 @@ fn external_url(s: &str) -> bool {
     let Some((scheme, rest)) = lower.split_once("://") else {
         return false;
     };
+    let scheme = base_scheme(scheme);
     if !(NETWORK_SCHEMES.contains(&scheme) || BUCKET_SCHEMES.contains(&scheme)) {
         return false;
     }

@@ -117,6 +117,12 @@ pub(super) const ONE_WAY_SCHEMES: [&str; 10] = [
     "syslog", "udp", "mqtt", "mqtts", "amqp", "amqps", "rtmp", "rtmps", "smtp", "smtps",
 ];
 
+/// The scheme a compound one runs over (`syslog+tls`, `amqp+ssl`,
+/// `git+ssh`): the part before its first `+`.
+pub(super) fn base_scheme(scheme: &str) -> &str {
+    scheme.split('+').next().unwrap_or(scheme)
+}
+
 /// Schemes of a URL that names a storage bucket (whose name has no dot).
 pub(super) const BUCKET_SCHEMES: [&str; 2] = ["s3", "gs"];
 
@@ -165,8 +171,9 @@ fn addresses(c: &str, out: &mut Vec<(usize, usize, u32)>) {
         let scheme = c[s..k].to_ascii_lowercase();
         let host = c[k + 3..e].split(['/', '?', '#']).next().unwrap_or("");
         // A bucket's URL names the bucket, with no dot in it.
-        let bucket = BUCKET_SCHEMES.contains(&scheme.as_str()) && !host.is_empty();
-        let network = NETWORK_SCHEMES.contains(&scheme.as_str());
+        let scheme = base_scheme(&scheme);
+        let bucket = BUCKET_SCHEMES.contains(&scheme) && !host.is_empty();
+        let network = NETWORK_SCHEMES.contains(&scheme);
         if bucket
             || network
                 && (host.contains('.') || host.starts_with("localhost") || host.starts_with('['))
