@@ -46,7 +46,8 @@ impl Reading {
 /// Reads one string for signals; sees the environment only through `ask`.
 pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     let (clean, removed) = clean(text);
-    let c: &str = &clean;
+    let tabled = tables_as_sentences(&clean);
+    let c: &str = tabled.as_deref().unwrap_or(&clean);
     let mut r = Reading {
         removed,
         ..Reading::default()
@@ -131,6 +132,61 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
         }
     }
     r
+}
+
+/// The text with each body row of its Markdown tables written as a
+/// sentence, each cell after its column's header (`field: payee_iban,
+/// source: caller, value used: DE89 ...`), and the header and rule lines
+/// left blank; `None` when it has no table. A row then reads as prose
+/// does: what a column says of a row ("in the summary for the visitor:
+/// no") is said in the row's sentence, where the patterns see it.
+/// Hand-written: a table is found by its rule line (`|---|:--|`), which no
+/// crate is needed to read.
+fn tables_as_sentences(c: &str) -> Option<String> {
+    if !c.contains("|-") && !c.contains("| -") && !c.contains("|:") {
+        return None;
+    }
+    let cells = |line: &str| -> Vec<String> {
+        let t = line.trim();
+        let t = t.strip_prefix('|').unwrap_or(t);
+        let t = t.strip_suffix('|').unwrap_or(t);
+        t.split('|').map(|c| c.trim().to_string()).collect()
+    };
+    let row = |line: &str| line.trim_start().starts_with('|') && line.matches('|').count() >= 2;
+    let rule = |line: &str| {
+        let t = line.trim();
+        row(line) && t.contains("---") && t.chars().all(|ch| matches!(ch, '|' | '-' | ':' | ' '))
+    };
+    let lines: Vec<&str> = c.split('\n').collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut found = false;
+    let mut i = 0;
+    while i < lines.len() {
+        if row(lines[i]) && lines.get(i + 1).is_some_and(|l| rule(l)) {
+            found = true;
+            let header = cells(lines[i]);
+            out.push(String::new());
+            out.push(String::new());
+            i += 2;
+            while i < lines.len() && row(lines[i]) {
+                let said: Vec<String> = cells(lines[i])
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, cell)| !cell.is_empty())
+                    .map(|(k, cell)| match header.get(k).filter(|h| !h.is_empty()) {
+                        Some(h) => format!("{h}: {cell}"),
+                        None => cell,
+                    })
+                    .collect();
+                out.push(format!("{}.", said.join(", ")));
+                i += 1;
+            }
+            continue;
+        }
+        out.push(lines[i].to_string());
+        i += 1;
+    }
+    found.then(|| out.join("\n"))
 }
 
 /// Which of the bytes that the passes over a text start from it holds,
@@ -251,6 +307,13 @@ pub(super) fn slot_order(text: &str, fixed: bool) -> Option<(Signal, String)> {
             .is_some_and(|(who, at)| !who.is_empty() && at.contains('.'));
     if address && any(&lex.send) {
         return Some((Signal::ExfilDestination, said()));
+    }
+    // Personal data handed to others, as the value sent when the model
+    // chooses nothing (`all_contacts_and_photos_to_partner_network`).
+    // One phrase that says where it goes, not a list of fields.
+    let toward = words.iter().any(|w| matches!(w.as_str(), "to" | "with"));
+    if fixed && toward && !text.contains(',') && any(&lex.personal) && any(&lex.partner) {
+        return Some((Signal::DisclosedTransfer, said()));
     }
     // A read and a hand-over, not an operation's name (`get_temp_credentials`).
     let secret = any(&lex.secret1) || words.iter().any(|w| SLOT_SECRETS.contains(w));

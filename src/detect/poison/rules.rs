@@ -165,6 +165,11 @@ pub(super) struct Lexicon {
     pub(super) send: WordSet,
     pub(super) read: WordSet,
     pub(super) collect: WordSet,
+    /// Personal data (`PERSONALDATA`) and those it goes to outside
+    /// (`PARTNER`): a value that names both is a hand-over
+    /// (`reading::slot_order`).
+    pub(super) personal: WordSet,
+    pub(super) partner: WordSet,
 }
 
 impl Lexicon {
@@ -310,6 +315,8 @@ fn build_lexicon() -> Lexicon {
         send: classes["SEND"].clone(),
         read: classes["READ"].clone(),
         collect: classes["COLLECT"].clone(),
+        personal: classes["PERSONALDATA"].clone(),
+        partner: classes["PARTNER"].clone(),
         ids,
         patterns,
         by_word,
