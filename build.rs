@@ -15,7 +15,10 @@
 //! It compiles `rules/capabilities.toml`, the capability classes of toxic
 //! flows, the same way (`$OUT_DIR/capability_rules.rs`, included by
 //! `src/detect/flow/classes.rs`), checking that every class has a doc, a
-//! letter of its own and three names it must take and three it must not.
+//! letter of its own and three names it must take and three it must not,
+//! and that every content rule names classes of the file, gives
+//! parameters or phrases (lower-case words, one space apart), a doc, and
+//! three tools it must fire on and three it must not.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -556,6 +559,23 @@ fn generate(rules: &Rules) -> String {
 #[serde(deny_unknown_fields)]
 struct Capabilities {
     class: Vec<Capability>,
+    #[serde(default)]
+    content: Vec<ContentRule>,
+}
+
+/// A rule that reads a tool's description and schema: the classes a tool
+/// takes when its schema has one of `parameters` (if any are given) and
+/// its description one of `phrases` (if any are given).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContentRule {
+    name: String,
+    classes: Vec<String>,
+    doc: String,
+    parameters: Vec<String>,
+    phrases: Vec<String>,
+    fires: Vec<String>,
+    quiet: Vec<String>,
 }
 
 /// One capability class: the words of tool names that put a tool in it.
@@ -626,6 +646,48 @@ fn capabilities() {
             }
         }
     }
+    let mut rule_names = BTreeSet::new();
+    for r in &rules.content {
+        let at = format!("content rule `{}`", r.name);
+        if !rule_names.insert(r.name.clone()) {
+            errors.push(format!("{at} is defined twice"));
+        }
+        if r.doc.trim().is_empty() {
+            errors.push(format!("{at} has no doc"));
+        }
+        if r.classes.is_empty() || r.classes.iter().any(|c| !names.contains(c)) {
+            errors.push(format!("{at}: `classes` must name classes of the file"));
+        }
+        if r.parameters.is_empty() && r.phrases.is_empty() {
+            errors.push(format!("{at}: give `parameters`, `phrases` or both"));
+        }
+        if r.fires.len() < 3 || r.quiet.len() < 3 {
+            errors.push(format!(
+                "{at} needs at least three tools it fires on and three it must not"
+            ));
+        }
+        if r.parameters
+            .iter()
+            .any(|p| p.is_empty() || p.contains(['"', '\\']))
+        {
+            errors.push(format!(
+                "{at}: a parameter is empty or holds a quote or backslash"
+            ));
+        }
+        for phrase in &r.phrases {
+            let words: Vec<&str> = phrase.split(' ').collect();
+            if words.iter().any(|w| {
+                w.is_empty()
+                    || !w
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            }) {
+                errors.push(format!(
+                    "{at}: `{phrase}` is no phrase (lower-case words of letters and digits, one space apart)"
+                ));
+            }
+        }
+    }
     if !errors.is_empty() {
         panic!("{}:\n  {}", path.display(), errors.join("\n  "));
     }
@@ -653,6 +715,25 @@ fn capabilities() {
             list(&c.except),
             list(&c.fires),
             list(&c.quiet)
+        );
+    }
+    out.push_str("];\n\n");
+    let _ = writeln!(
+        out,
+        "/// Every rule that reads descriptions and schemas, in the file's order.\npub static CONTENT: [ContentRules; {}] = [",
+        rules.content.len()
+    );
+    for r in &rules.content {
+        let _ = writeln!(
+            out,
+            "    ContentRules {{ name: {:?}, classes: {}, doc: {:?}, parameters: {}, phrases: {}, fires: {}, quiet: {} }},",
+            r.name,
+            list(&r.classes),
+            r.doc,
+            list(&r.parameters),
+            list(&r.phrases),
+            list(&r.fires),
+            list(&r.quiet)
         );
     }
     out.push_str("];\n");

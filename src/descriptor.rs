@@ -9,6 +9,7 @@
 //! approves when approving a descriptor.
 
 use crate::canon::{nfc, normalize_owned, write_string, write_value, Canonical, Digest, Escape};
+use crate::detect::flow::classes::Capabilities;
 use crate::json::{Object, Value};
 use sha2::Digest as _;
 
@@ -125,6 +126,9 @@ pub struct Descriptor {
     pub digest: Digest,
     /// SHA-256 of the canonical form of each present field.
     pub field_digests: FieldDigests,
+    /// What the tool can do, read from the same canonical texts as the
+    /// digests ([`Capabilities::of_texts`]); none for a server.
+    pub can: Capabilities,
 }
 
 /// The name of a digested field, as one of [`TOOL_FIELDS`] or [`SERVER_FIELDS`]
@@ -314,6 +318,7 @@ impl Descriptor {
     /// RFC 8785's).
     pub fn of_texts(mut texts: Vec<(&'static str, &[u8])>) -> Descriptor {
         texts.sort_by(|a, b| a.0.cmp(b.0));
+        let can = Capabilities::of_texts(&texts);
         let mut whole = sha2::Sha256::new();
         let mut field_digests = FieldDigests::with_capacity(texts.len());
         let mut name = Vec::with_capacity(16);
@@ -334,6 +339,7 @@ impl Descriptor {
             fields: Object::new(),
             digest: Digest(whole.finalize().into()),
             field_digests,
+            can,
         }
     }
 

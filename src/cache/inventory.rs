@@ -24,6 +24,7 @@ use crate::cache::lock::sorted;
 use crate::cache::store;
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
+use crate::detect::flow::classes::Capabilities;
 use crate::input::Input;
 use crate::inventory::{
     build, Ambiguity, Help, InputError, Inventory, ReadOptions, Server, TextNames, Tool,
@@ -154,6 +155,8 @@ struct ToolRecord<'a> {
     pointer: &'a str,
     span: (u64, u64),
     text: Option<Digest>,
+    /// The descriptor's capability classes ([`Capabilities::bits`]).
+    can: u8,
 }
 
 impl ToolRecord<'_> {
@@ -163,6 +166,7 @@ impl ToolRecord<'_> {
             fields: Object::new(),
             digest: self.digest,
             field_digests: self.field_digests.digests()?,
+            can: Capabilities::from_bits(self.can)?,
         };
         Some((self.name.to_string(), descriptor))
     }
@@ -203,6 +207,7 @@ fn encode_servers(
                 pointer: &t.pointer,
                 span: (span.start as u64, span.end as u64),
                 text: t.text,
+                can: t.descriptor.can.bits(),
             });
         }
     }
@@ -318,6 +323,8 @@ fn decode(
                 fields: head.fields.0.into_owned(),
                 digest: head.digest,
                 field_digests: head.field_digests.digests()?,
+                // A server's descriptor has no name: no class.
+                can: Capabilities::default(),
             },
             launch: head.launch.0.into_owned(),
             tools: sorted(tools)?,

@@ -12,7 +12,7 @@ use crate::canon::Digest;
 use crate::cli::SelectArgs;
 use crate::compare::{pairs, Pair};
 use crate::descriptor::{Descriptor, FieldDigests};
-use crate::detect::flow::classes::{Capabilities, Known, CLASSES};
+use crate::detect::flow::classes::{Capabilities, CLASSES};
 use crate::report::document::{self, Displayed, Layout};
 use crate::text::escape_display;
 
@@ -201,11 +201,10 @@ struct JsonLaunch<'a> {
 }
 
 /// What each entry of `all` can do ([`Capabilities`]), in its order: a
-/// tool's classes by its name; a server's, those of all its tools (in the
-/// inventory or in the lock), which follow it ([`pairs`] sorts by server,
-/// server level first). Each distinct name is classified once.
+/// tool's classes as advertised (as the lock recorded it when the
+/// inventory does not show it); a server's, those of all its tools, which
+/// follow it ([`pairs`] sorts by server, server level first).
 fn capabilities(all: &[Pair<'_>]) -> Vec<Capabilities> {
-    let mut known = Known::default();
     let mut out: Vec<Capabilities> = Vec::with_capacity(all.len());
     let mut server_row: Option<(&str, usize)> = None;
     for p in all {
@@ -214,8 +213,12 @@ fn capabilities(all: &[Pair<'_>]) -> Vec<Capabilities> {
                 server_row = Some((p.server, out.len()));
                 out.push(Capabilities::default());
             }
-            Some(t) => {
-                let c = known.of(t);
+            Some(_) => {
+                let c = p
+                    .seen
+                    .or(p.entry.map(|e| &e.descriptor))
+                    .map(|d| d.can)
+                    .unwrap_or_default();
                 if let Some((server, row)) = server_row {
                     if server == p.server {
                         out[row] = out[row].union(c);

@@ -91,18 +91,22 @@ fn every_real_server_has_the_classes_docs_flows_md_gives_it() {
         .and_then(|t| t.split("<!-- classes:end -->").next())
         .expect("docs/flows.md has the classes table");
     let mut documented: BTreeMap<String, (String, String, bool)> = BTreeMap::new();
+    let mut agree_count = 0;
     for line in table.lines().skip(3) {
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
         if cells.len() != 4 {
             continue;
         }
-        let agree = cells[3] == "yes";
+        // `yes`, or `yes: why` where a class comes from a description, a
+        // schema or annotations, or the reader's column was corrected.
+        let agree = cells[3] == "yes" || cells[3].starts_with("yes: ");
         assert!(agree || cells[3].starts_with("no: "), "{line}");
         assert_eq!(
             agree,
             cells[1] == cells[2],
             "the agree column is wrong: {line}"
         );
+        agree_count += usize::from(agree);
         documented.insert(cells[0].into(), (cells[1].into(), cells[2].into(), agree));
     }
     let files: Vec<PathBuf> = json_files(&corpus().join("real"))
@@ -131,13 +135,12 @@ fn every_real_server_has_the_classes_docs_flows_md_gives_it() {
         "docs/flows.md is out of date:\n{}",
         wrong.join("\n")
     );
-    let agree = table.lines().filter(|l| l.ends_with("| yes |")).count();
     assert!(
         docs.contains(&format!(
-            "Agreement: **{agree} of {}** servers",
+            "Agreement: **{agree_count} of {}** servers",
             files.len()
         )),
-        "docs/flows.md states another agreement than {agree} of {}",
+        "docs/flows.md states another agreement than {agree_count} of {}",
         files.len()
     );
 }

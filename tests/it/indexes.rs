@@ -69,7 +69,30 @@ fn drifted() -> crate::history::Story {
 fn status_and_scan_are_the_same_without_the_index_cold_and_warm() {
     let s = drifted();
     let p = s.path();
+    // A tool whose classes come from its description and schema, not its
+    // name: the index keeps them (docs/flows.md).
+    copy(
+        &real("duckduckgo-mcp-server@0.7.0.json"),
+        p,
+        ".kams/inventory/duckduckgo.json",
+    );
     let without: Vec<_> = ASKS.iter().map(|a| run(p, a, false)).collect();
+    let work_tree = ASKS
+        .iter()
+        .position(|a| *a == ["--format", "json", "status"])
+        .unwrap();
+    let status = crate::common::json(without[work_tree].1.as_bytes());
+    let fetch = status["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["tool"] == "fetch_content")
+        .expect("fetch_content in status");
+    assert_eq!(
+        fetch["can"],
+        serde_json::json!(["takes-untrusted", "sends-out"]),
+        "{fetch}"
+    );
     assert_eq!(
         indexes(p),
         Vec::<PathBuf>::new(),

@@ -10,8 +10,9 @@
 //! when a leg is filled only by tools that are new or drifted, so that the
 //! change under review is what closes the flow.
 //!
-//! The legs come from [`classes`]: the words of each tool's name, read
-//! against `rules/capabilities.toml`.
+//! The legs come from [`classes`]: what each tool's name, description,
+//! schema and annotations say it does, read against
+//! `rules/capabilities.toml` when its descriptor was digested.
 
 pub mod classes;
 
@@ -19,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Context, Depends, Detector, Level};
 use crate::finding::{Class, Finding, Severity};
-use classes::{Known, READS_PRIVATE, SENDS_OUT, TAKES_UNTRUSTED};
+use classes::{READS_PRIVATE, SENDS_OUT, TAKES_UNTRUSTED};
 
 /// The toxic-flow detector.
 pub struct Flow;
@@ -49,9 +50,8 @@ impl Detector for Flow {
     }
 
     fn inventory(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
-        let mut known = Known::default();
         for (servers, place) in sets(cx) {
-            if let Some(f) = flow(cx, &servers, &place, &mut known) {
+            if let Some(f) = flow(cx, &servers, &place) {
                 out.push(f);
             }
         }
@@ -116,12 +116,7 @@ struct LegTools<'a> {
 /// The flow `servers` close, if they do. The lock is asked about a tool
 /// only while its legs still need it (a tool to show, or an approved one):
 /// a large inventory's tools are otherwise only counted.
-fn flow<'a>(
-    cx: &Context<'a>,
-    servers: &BTreeSet<String>,
-    place: &str,
-    known: &mut Known<'a>,
-) -> Option<Finding> {
+fn flow<'a>(cx: &Context<'a>, servers: &BTreeSet<String>, place: &str) -> Option<Finding> {
     let bits: Vec<u8> = LEGS.iter().map(|(class, _)| classes::bit(class)).collect();
     let any = bits.iter().fold(0u8, |m, b| m | b);
     let mut legs: [LegTools<'a>; 3] = Default::default();
@@ -130,7 +125,7 @@ fn flow<'a>(
             continue;
         };
         for (tool, seen) in &server.tools {
-            let can = known.of(tool).bits();
+            let can = seen.descriptor.can.bits();
             if can & any == 0 {
                 continue;
             }
