@@ -21,8 +21,9 @@ pub struct HookArgs {
 /// The hooks git-kams implements.
 #[derive(Subcommand, Debug)]
 pub enum HookKind {
-    /// Client side: refuse to push refs whose tip has unapproved drift or whose
-    /// commits change pinned entries without a valid sign-off (reads git's pre-push stdin)
+    /// Client side: refuse to push refs whose tip has unapproved drift or clients' deny
+    /// rules out of date with its lock, or whose commits change pinned entries without a
+    /// valid sign-off (reads git's pre-push stdin)
     PrePush {
         /// The remote's name, as git passes it
         remote: Option<String>,

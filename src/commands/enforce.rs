@@ -30,7 +30,7 @@ pub const RECORD: &str = ".kams/enforce.json";
 
 /// Largest settings or record file read (they are small; a larger one is
 /// refused rather than read whole).
-const MAX_SETTINGS: u64 = 16 << 20;
+pub const MAX_SETTINGS: u64 = 16 << 20;
 
 /// Runs `enforce`.
 pub fn run(
@@ -301,11 +301,53 @@ impl Outcome {
 /// writing the files (and the record) when `write`; nothing is written
 /// before every file has been read and merged.
 fn apply(top: &Path, clients: &[Client], refused: &[Refusal], write: bool) -> Result<Outcome> {
-    let record_path = top.join(RECORD);
-    crate::files::links_below(top, &record_path)?;
-    let mut record = match read_json(&record_path)? {
+    // Read from the work tree, never through a link.
+    let read = |rel: &str| -> Result<Option<Vec<u8>>> {
+        let path = top.join(rel);
+        crate::files::links_below(top, &path)?;
+        crate::files::read_existing(&path, MAX_SETTINGS)
+    };
+    let shown = |rel: &str| shown_path(&top.join(rel));
+    let planned = plan(&read, &shown, clients, refused)?;
+    if write {
+        for (rel, text) in &planned.files {
+            write_file(top, &top.join(rel), text)?;
+        }
+        let text = planned.record.to_text();
+        let old = read(RECORD)?;
+        let empty = planned.record.files.values().all(BTreeSet::is_empty);
+        if old.as_deref() != Some(text.as_bytes()) && !(old.is_none() && empty) {
+            write_file(top, &top.join(RECORD), &text)?;
+        }
+    }
+    Ok(planned.outcome)
+}
+
+/// Where the files `enforce` reads come from: a path from the top of the
+/// work tree (or of a commit's tree) to the file's bytes, `None` when
+/// there is none.
+type Read<'r> = dyn Fn(&str) -> Result<Option<Vec<u8>>> + 'r;
+
+/// What merging the rules would do, before anything is written.
+struct Plan {
+    outcome: Outcome,
+    /// The settings files to write, from the top, with their new text.
+    files: Vec<(&'static str, String)>,
+    /// The record, as it would be written.
+    record: Record,
+}
+
+/// Merges the rules of `refused` into each client's settings as `read`
+/// gives them (`shown` names a file in messages).
+fn plan(
+    read: &Read<'_>,
+    shown: &dyn Fn(&str) -> String,
+    clients: &[Client],
+    refused: &[Refusal],
+) -> Result<Plan> {
+    let mut record = match read_json(read(RECORD)?, &shown(RECORD))? {
         None => Record::default(),
-        Some(v) => Record::parse(&v).map_err(|e| anyhow!("{}: {e}", shown_path(&record_path)))?,
+        Some(v) => Record::parse(&v).map_err(|e| anyhow!("{}: {e}", shown(RECORD)))?,
     };
     let mut outcome = Outcome {
         written: Vec::new(),
@@ -321,17 +363,13 @@ fn apply(top: &Path, clients: &[Client], refused: &[Refusal], write: bool) -> Re
             }
             continue;
         };
-        let path = top.join(file);
-        crate::files::links_below(top, &path)?;
-        let before = read_json(&path)?;
+        let before = read_json(read(file)?, &shown(file))?;
         if client == Client::GeminiCli {
-            let merged =
-                merge_gemini(before.as_ref(), file, refused, &record.files).map_err(|e| {
-                    anyhow!("{}: {e}; fix it, and run enforce again", shown_path(&path))
-                })?;
+            let merged = merge_gemini(before.as_ref(), file, refused, &record.files)
+                .map_err(|e| anyhow!("{}: {e}; fix it, and run enforce again", shown(file)))?;
             if !merged.added.is_empty() || !merged.removed.is_empty() {
                 if let Some(settings) = &merged.settings {
-                    files.push((path, to_text(settings)));
+                    files.push((file, to_text(settings)));
                 }
             }
             for (key, owned) in merged.owned {
@@ -362,9 +400,9 @@ fn apply(top: &Path, clients: &[Client], refused: &[Refusal], write: bool) -> Re
         let wanted: BTreeSet<String> = rules.iter().map(|r| r.text.clone()).collect();
         let recorded = record.files.get(file).cloned().unwrap_or_default();
         let merged = merge(before.as_ref(), &recorded, &wanted)
-            .map_err(|e| anyhow!("{}: {e}; fix it, and run enforce again", shown_path(&path)))?;
+            .map_err(|e| anyhow!("{}: {e}; fix it, and run enforce again", shown(file)))?;
         if !merged.unchanged() {
-            files.push((path, to_text(&merged.settings)));
+            files.push((file, to_text(&merged.settings)));
         }
         record.files.insert(file.to_string(), merged.owned);
         outcome.written.push(Written {
@@ -376,36 +414,64 @@ fn apply(top: &Path, clients: &[Client], refused: &[Refusal], write: bool) -> Re
             removed: merged.removed,
         });
     }
-    if write {
-        for (path, text) in &files {
-            write_file(top, path, text)?;
-        }
-        let text = record.to_text();
-        let old = crate::files::read_existing(&record_path, MAX_SETTINGS)?;
-        let empty = record.files.values().all(BTreeSet::is_empty);
-        if old.as_deref() != Some(text.as_bytes()) && !(old.is_none() && empty) {
-            write_file(top, &record_path, &text)?;
-        }
-    }
-    Ok(outcome)
+    Ok(Plan {
+        outcome,
+        files,
+        record,
+    })
 }
 
-/// The JSON at `path`, `None` when there is no file; an error naming the
-/// file when it is no JSON this reader takes or holds a key twice.
-fn read_json(path: &Path) -> Result<Option<Value>> {
-    let Some(bytes) = crate::files::read_existing(path, MAX_SETTINGS)? else {
+/// The settings files out of date with `refused` in a tree that `read`
+/// reads (a pushed commit's, for the hooks), each with how many rules it
+/// lacks and holds too many: empty when they are up to date, or when the
+/// tree has no record of rules written (`.kams/enforce.json`), where
+/// enforcement is not in use. The clients are those whose MCP config or
+/// settings file the tree holds, as `enforce` with no `--client` takes.
+pub fn stale_in(read: &Read<'_>, refused: &[Refusal]) -> Result<Vec<String>> {
+    if read(RECORD)?.is_none() {
+        return Ok(Vec::new());
+    }
+    let mut clients = Vec::new();
+    for c in Client::ALL {
+        let mut files = std::iter::once(c.mcp_config()).chain(c.settings());
+        if files.try_fold(false, |found, f| {
+            Ok::<_, anyhow::Error>(found || read(f)?.is_some())
+        })? {
+            clients.push(c);
+        }
+    }
+    let planned = plan(read, &|rel| rel.to_string(), &clients, refused)?;
+    Ok(planned
+        .outcome
+        .written
+        .iter()
+        .filter(|w| !w.added.is_empty() || !w.removed.is_empty())
+        .map(|w| {
+            format!(
+                "{} ({} to add, {} to take out)",
+                w.file,
+                w.added.len(),
+                w.removed.len()
+            )
+        })
+        .collect())
+}
+
+/// The JSON of a file's `bytes` (`None`: no file), the file named
+/// `shown` in errors: one this reader does not take, or that holds a key
+/// twice, is an error.
+fn read_json(bytes: Option<Vec<u8>>, shown: &str) -> Result<Option<Value>> {
+    let Some(bytes) = bytes else {
         return Ok(None);
     };
     let (value, duplicates) = json::parse(&bytes).map_err(|e| {
         anyhow!(
-            "{}: invalid JSON: {e}: git-kams rewrites only a file it can read whole (comments are not JSON)",
-            shown_path(path)
+            "{shown}: invalid JSON: {e}: git-kams rewrites only a file it can read whole (comments are not JSON)"
         )
     })?;
     if let Some(d) = duplicates.first() {
         bail!(
-            "{}: the key at {} is written twice: a client may read either value; keep one and run enforce again",
-            shown_path(path),
+            "{shown}: the key at {} is written twice: a client may read either value; keep one and run enforce again",
             escape_display(d)
         );
     }

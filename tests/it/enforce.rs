@@ -308,3 +308,67 @@ fn gemini_cli_gets_excluded_tools_per_server_it_configures() {
         "{said}"
     );
 }
+
+/// The `enforce` problems of `git kams hook pre-receive` fed the commits
+/// from nothing to HEAD, as a server or CI would check them.
+fn enforce_problems(d: &Path) -> Vec<serde_json::Value> {
+    let tip = git(d, &["rev-parse", "HEAD"]);
+    let zero = "0".repeat(40);
+    let out = kams(d)
+        .args(["--format", "json", "hook", "pre-receive"])
+        .write_stdin(format!("{zero} {} refs/heads/main\n", tip.trim()))
+        .output()
+        .unwrap();
+    let report = crate::common::json(&out.stdout);
+    let problems = report["problems"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report}"));
+    problems
+        .iter()
+        .filter(|p| p["rules"] == serde_json::json!(["enforce"]))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_hooks_refuse_a_tip_whose_committed_rules_are_out_of_date_with_its_lock() {
+    let dir = project();
+    let d = dir.path();
+    // No record committed: enforcement is not in use, nothing to check.
+    assert_eq!(enforce_problems(d), Vec::<serde_json::Value>::new());
+    assert_eq!(run(d, &["enforce"]).1, 0);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-s", "-m", "deny rules"]);
+    assert_eq!(enforce_problems(d), Vec::<serde_json::Value>::new());
+
+    // A pin commits a lock that no longer refuses the tool, and the rules
+    // still do: the push is refused, with the fix.
+    let (said, code) = run(d, &["pin", "-m", "search reviewed", "files/search_files"]);
+    assert_eq!(code, 0, "{said}");
+    let problems = enforce_problems(d);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let p = &problems[0];
+    assert!(
+        p["message"].as_str().unwrap().contains(
+            "out of date with kams.lock there: .claude/settings.json (0 to add, 1 to take out)"
+        ),
+        "{p}"
+    );
+    assert_eq!(p["fix"], "git kams enforce, and commit what it writes");
+    assert_eq!(p["server"], serde_json::Value::Null);
+
+    // Refreshed and committed, the tip passes again.
+    assert_eq!(run(d, &["enforce"]).1, 0);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-s", "-m", "rules refreshed"]);
+    assert_eq!(enforce_problems(d), Vec::<serde_json::Value>::new());
+
+    // A hand edit of the committed rules is caught as well.
+    let before = read(d, ".claude/settings.json");
+    let settings = before.replace("mcp__files__move_file", "mcp__files__moved");
+    assert_ne!(settings, before, "a rule git-kams wrote: {before}");
+    std::fs::write(d.join(".claude/settings.json"), settings).unwrap();
+    git(d, &["commit", "-q", "-a", "-m", "edited by hand"]);
+    let problems = enforce_problems(d);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+}

@@ -1,14 +1,17 @@
 //! `git kams hook pre-push|pre-receive`: the gates that keep unapproved
 //! drift from leaving a machine or landing in the shared repository.
 //!
-//! For every ref a push updates, two rules:
+//! For every ref a push updates, three rules:
 //! - **drift**: at the pushed tip, the committed inventory has no entry the
 //!   lock at that tip does not approve (a new tool, a pinned one whose
 //!   digest moved, a provisional one);
 //! - **sign-off**: every commit the push brings that approves something in
 //!   the lock (pins, re-pins, re-approves, unpins, removes) carries a
 //!   `Signed-off-by` trailer, of an approver when `kams.approvers` is set,
-//!   and a signature when `kams.requireSigned` is true.
+//!   and a signature when `kams.requireSigned` is true;
+//! - **enforce**: where the tip has the record of the clients' deny rules
+//!   `enforce` wrote, the rules committed there are up to date with the
+//!   lock there.
 //!
 //! The server side runs the same rules, so `git push --no-verify` does not
 //! get around them.
@@ -68,6 +71,9 @@ enum Rule {
     /// A ref that names a tree or a blob (directly or through tags): what
     /// it brings is no history the rules can judge.
     NotACommit,
+    /// Clients' deny rules committed at the pushed tip that are out of
+    /// date with the lock there (where `.kams/enforce.json` is committed).
+    Enforce,
 }
 
 impl From<Shortfall> for Rule {
@@ -344,10 +350,13 @@ impl Check<'_> {
                 tool: u.tool.clone(),
                 commit: Some(tip),
                 message: u.message.clone(),
-                fix: format!(
-                    "git kams pin {} -m NOTE",
-                    shell_word(&subject(&u.server, u.tool.as_deref()))
-                ),
+                fix: match u.rule {
+                    Rule::Enforce => "git kams enforce, and commit what it writes".to_string(),
+                    _ => format!(
+                        "git kams pin {} -m NOTE",
+                        shell_word(&subject(&u.server, u.tool.as_deref()))
+                    ),
+                },
             });
         }
         Ok(())
@@ -379,7 +388,8 @@ impl Check<'_> {
                 short(tip),
                 paths.join(", ")
             ));
-            return Ok(Vec::new());
+            let lock = self.locks.lock_at(tip)?.unwrap_or_default();
+            return self.enforce_at(tip, &crate::inventory::Inventory::default(), &lock);
         }
         let mut inventory =
             crate::inventory::read_in_memory(files, &self.opts).map_err(|e| anyhow!("{e}"))?;
@@ -396,6 +406,7 @@ impl Check<'_> {
                 crate::lock::Lock::default()
             }
         };
+        let stale = self.enforce_at(tip, &inventory, &lock)?;
         // Both were read keeping digests only: rebuild the entries that
         // differ, whose fields are named.
         let drifted = compare::drifted(&compare::pairs(&inventory, &lock));
@@ -462,7 +473,52 @@ impl Check<'_> {
                     message,
                 }
             })
+            .chain(stale)
             .collect())
+    }
+
+    /// The enforce rule at `tip`, whose committed inventory and lock are
+    /// `inventory` and `lock`: where the tip has a record of the rules
+    /// `enforce` wrote, the clients' settings committed there hold the
+    /// rules the lock there asks for (the server side too, so that a
+    /// commit made with `--no-verify` past the pre-commit hook's `enforce
+    /// --check` is refused on its way in).
+    fn enforce_at(
+        &self,
+        tip: ObjectId,
+        inventory: &crate::inventory::Inventory,
+        lock: &crate::lock::Lock,
+    ) -> Result<Vec<Unapproved>> {
+        let read = |rel: &str| -> Result<Option<Vec<u8>>> {
+            let rel = Path::new(rel);
+            match crate::git::blob_id_at(self.repo, tip, rel)? {
+                None => Ok(None),
+                Some(id) => crate::git::read_blob(
+                    self.repo,
+                    id,
+                    crate::commands::enforce::MAX_SETTINGS,
+                    tip,
+                    rel,
+                )
+                .map(Some),
+            }
+        };
+        let refused = crate::enforce::refusals(&compare::pairs(inventory, lock));
+        let stale = crate::commands::enforce::stale_in(&read, &refused)?;
+        if stale.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(vec![Unapproved {
+            rule: Rule::Enforce,
+            server: String::new(),
+            tool: None,
+            message: format!(
+                "the clients' deny rules committed at {} are out of date with {} there: {}",
+                short(tip),
+                self.locks.rel().display(),
+                stale.join(", ")
+            ),
+        }])
     }
 
     /// The sign-off rule for commit `id`, pushed to `ref_name` whose tip is `tip`.

@@ -29,7 +29,8 @@ struct JsonProblem<'a> {
     #[serde(rename = "ref")]
     ref_name: &'a str,
     rules: &'a [Rule],
-    server: &'a str,
+    /// None for a problem of no one server (the `enforce` rule).
+    server: Option<&'a str>,
     tool: Option<&'a str>,
     commit: Option<Displayed<ObjectId>>,
     message: &'a str,
@@ -103,7 +104,7 @@ pub(super) fn report(
                     .map(|p| JsonProblem {
                         ref_name: &p.ref_name,
                         rules: &p.rules,
-                        server: &p.server,
+                        server: (!p.server.is_empty()).then_some(p.server.as_str()),
                         tool: p.tool.as_deref(),
                         commit: p.commit.map(Displayed),
                         message: &p.message,
