@@ -388,6 +388,10 @@ impl Check<'_> {
                 short(tip),
                 paths.join(", ")
             ));
+            // The lock is read here only where enforcement is in use.
+            if !self.enforces_at(tip)? {
+                return Ok(Vec::new());
+            }
             let lock = self.locks.lock_at(tip)?.unwrap_or_default();
             return self.enforce_at(tip, &crate::inventory::Inventory::default(), &lock);
         }
@@ -477,6 +481,12 @@ impl Check<'_> {
             .collect())
     }
 
+    /// Whether `tip` has the record of the rules `enforce` wrote.
+    fn enforces_at(&self, tip: ObjectId) -> Result<bool> {
+        let record = Path::new(crate::commands::enforce::RECORD);
+        Ok(crate::git::blob_id_at(self.repo, tip, record)?.is_some())
+    }
+
     /// The enforce rule at `tip`, whose committed inventory and lock are
     /// `inventory` and `lock`: where the tip has a record of the rules
     /// `enforce` wrote, the clients' settings committed there hold the
@@ -489,6 +499,9 @@ impl Check<'_> {
         inventory: &crate::inventory::Inventory,
         lock: &crate::lock::Lock,
     ) -> Result<Vec<Unapproved>> {
+        if !self.enforces_at(tip)? {
+            return Ok(Vec::new());
+        }
         let read = |rel: &str| -> Result<Option<Vec<u8>>> {
             let rel = Path::new(rel);
             match crate::git::blob_id_at(self.repo, tip, rel)? {
