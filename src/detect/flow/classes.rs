@@ -363,14 +363,17 @@ fn hints(text: &[u8]) -> Hints {
 ///
 /// A phrase is found from its first word that is no common word (`web`
 /// of `from the web`, `urls` of `and urls`): one automaton finds those
-/// anchors in a description, in lower case, capitalised or in capitals
-/// (`URLs` too), and each phrase an anchor starts is then compared where
-/// it would stand, case ignored. An automaton of the whole
-/// phrases would stop at every "the" and "and" of every description: a
-/// cold scan reads about 38 MB of them (the inventory's and the lock's).
+/// anchors in a description, in lower case, capitalised or, when short,
+/// in capitals (`URL`, `REPL`, `URLs`), and each phrase an anchor starts
+/// is then compared where it would stand, case ignored. An automaton of
+/// the whole phrases would stop at every "the" and "and" of every
+/// description: a cold scan reads about 38 MB of them (the inventory's
+/// and the lock's).
 struct Content {
     /// Every parameter name and the rules (a bit each) it belongs to.
     params: Vec<(&'static str, u32)>,
+    /// The end of a key that holds an object (`":{`), made ready once.
+    keys: memchr::memmem::Finder<'static>,
     anchors: aho_corasick::AhoCorasick,
     /// Per pattern of `anchors`, the anchor it writes.
     anchor_of: Vec<usize>,
@@ -432,18 +435,25 @@ fn content() -> &'static Content {
                 .build(patterns)
                 .expect("the content rules compile")
         };
-        // Each anchor as it is written (lower case, capitalised, upper
-        // case, and `URLs`), matched as written: an automaton that ignored
-        // case would have no prefilter and step through every byte.
+        // Each anchor as it is written: in lower case, capitalised, and in
+        // capitals when it is short (`URL`, `REPL`, and `URLs`). Matched as
+        // written: an automaton that ignored case would have no prefilter
+        // and step through every byte; past 64 patterns the prefilter
+        // (Teddy) is lost as well (docs/performance.md).
         let (mut anchor_patterns, mut anchor_of) = (Vec::new(), Vec::new());
         for (at, a) in anchors.iter().enumerate() {
             let mut capital = a.to_string();
             capital[..1].make_ascii_uppercase();
-            let upper = a.to_ascii_uppercase();
+            let short = (a.len() <= 4).then(|| a.to_ascii_uppercase());
             let plural = a
                 .strip_suffix('s')
+                .filter(|stem| stem.len() <= 4)
                 .map(|stem| format!("{}s", stem.to_ascii_uppercase()));
-            for written in [a.to_string(), capital, upper].into_iter().chain(plural) {
+            for written in [a.to_string(), capital]
+                .into_iter()
+                .chain(short)
+                .chain(plural)
+            {
                 if !anchor_patterns.contains(&written) {
                     anchor_patterns.push(written);
                     anchor_of.push(at);
@@ -452,6 +462,7 @@ fn content() -> &'static Content {
         }
         Content {
             params,
+            keys: memchr::memmem::Finder::new(b"\":{"),
             anchors: build(&anchor_patterns),
             anchor_of,
             spelled,
@@ -499,7 +510,7 @@ impl Content {
     /// escaped quote is no parameter name).
     fn parameters(&self, text: &[u8]) -> u32 {
         let mut rules = 0;
-        for end in memchr::memmem::find_iter(text, b"\":{") {
+        for end in self.keys.find_iter(text) {
             let Some(open) = memchr::memrchr(b'"', &text[..end]) else {
                 continue;
             };
