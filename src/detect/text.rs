@@ -98,6 +98,34 @@ pub fn identifier_words(s: &str) -> Vec<String> {
     out
 }
 
+/// The words [`identifier_words`] finds in `s`, joined with `_` (which no
+/// word holds), made in one pass for an ASCII `s`: the capability classes
+/// ask it of the name of every tool of every inventory and lock read.
+pub fn identifier_words_joined(s: &str) -> String {
+    if !s.is_ascii() {
+        return identifier_words(s).join("_");
+    }
+    let mut out = String::with_capacity(s.len() + 4);
+    let (mut in_word, mut prev_lower) = (false, false);
+    for b in s.bytes() {
+        if !b.is_ascii_alphanumeric() {
+            in_word = false;
+            prev_lower = false;
+            continue;
+        }
+        if b.is_ascii_uppercase() && prev_lower && in_word {
+            in_word = false;
+        }
+        if !in_word && !out.is_empty() {
+            out.push('_');
+        }
+        in_word = true;
+        prev_lower = b.is_ascii_lowercase() || b.is_ascii_digit();
+        out.push(char::from(b.to_ascii_lowercase()));
+    }
+    out
+}
+
 /// How many words [`identifier_words`] finds in `s`, without making them
 /// (poison asks it of every key that is no known vocabulary).
 pub fn identifier_word_count(s: &str) -> usize {
@@ -127,6 +155,17 @@ mod tests {
         #[test]
         fn counts_the_words_identifier_words_makes(s in "[a-zA-Z0-9_ .\\-ÀÉßİǅΣσ\u{2160}\u{2170}\u{1F600}]{0,24}") {
             proptest::prop_assert_eq!(identifier_word_count(&s), identifier_words(&s).len());
+        }
+
+        #[test]
+        fn joins_the_words_identifier_words_makes(s in "[a-zA-Z0-9_ .\\-ÀÉßİǅΣσ\u{2160}\u{2170}\u{1F600}]{0,24}") {
+            proptest::prop_assert_eq!(identifier_words_joined(&s), identifier_words(&s).join("_"));
+        }
+
+        /// ASCII only: the one-pass way.
+        #[test]
+        fn joins_ascii_words_in_one_pass(s in "[a-zA-Z0-9_ .\\-]{0,24}") {
+            proptest::prop_assert_eq!(identifier_words_joined(&s), identifier_words(&s).join("_"));
         }
     }
 

@@ -11,10 +11,10 @@
 //! word lists, parameter names and phrases; no crate classifies tools. The
 //! phrases are found with an `aho-corasick` automaton and the schema's
 //! keys with `memchr`, so a description and a schema are each read in one
-//! pass. Names are cut
-//! into words as every detector cuts identifiers ([`identifier_words`]).
+//! pass. Names are cut into words as every detector cuts identifiers
+//! ([`crate::detect::text::identifier_words`]).
 
-use crate::detect::text::identifier_words;
+use crate::detect::text::identifier_words_joined;
 
 /// One class's rules, as build.rs writes them.
 #[derive(Debug)]
@@ -142,7 +142,7 @@ impl Capabilities {
         let table = table();
         // The whole name as the rules write whole names: its words joined
         // with `_` (which no word holds).
-        let joined = joined_words(name);
+        let joined = identifier_words_joined(name);
         let whole = table
             .whole
             .get(joined.as_str())
@@ -287,34 +287,6 @@ fn table() -> &'static Table {
     })
 }
 
-/// The words of `name` as [`identifier_words`] cuts them, joined with
-/// `_`: made in one pass for an ASCII name (a classification per tool of
-/// every inventory and lock read, so no word is made apart).
-fn joined_words(name: &str) -> String {
-    if !name.is_ascii() {
-        return identifier_words(name).join("_");
-    }
-    let mut out = String::with_capacity(name.len() + 4);
-    let (mut in_word, mut prev_lower) = (false, false);
-    for b in name.bytes() {
-        if !b.is_ascii_alphanumeric() {
-            in_word = false;
-            prev_lower = false;
-            continue;
-        }
-        if b.is_ascii_uppercase() && prev_lower && in_word {
-            in_word = false;
-        }
-        if !in_word && !out.is_empty() {
-            out.push('_');
-        }
-        in_word = true;
-        prev_lower = b.is_ascii_lowercase() || b.is_ascii_digit();
-        out.push(char::from(b.to_ascii_lowercase()));
-    }
-    out
-}
-
 /// The value of a JSON string's canonical text (a name), `None` for a
 /// text that is no string.
 fn json_string(text: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
@@ -339,8 +311,7 @@ struct Hints {
 /// object's canonical text.
 fn hints(text: &[u8]) -> Hints {
     let mut out = Hints::default();
-    let named = |key: &[u8]| text.windows(key.len()).any(|w| w == key);
-    if !named(b"Hint\":true") {
+    if memchr::memmem::find(text, b"Hint\":true").is_none() {
         return out;
     }
     let Ok(mut r) = crate::json::Reader::new(text, crate::json::MAX_DEPTH) else {
@@ -429,12 +400,6 @@ fn content() -> &'static Content {
                 }
             }
         }
-        let build = |patterns: &[String]| {
-            aho_corasick::AhoCorasick::builder()
-                .match_kind(aho_corasick::MatchKind::LeftmostLongest)
-                .build(patterns)
-                .expect("the content rules compile")
-        };
         // Each anchor as it is written: in lower case, capitalised, and in
         // capitals when it is short (`URL`, `REPL`, and `URLs`). Matched as
         // written: an automaton that ignored case would have no prefilter
@@ -463,7 +428,10 @@ fn content() -> &'static Content {
         Content {
             params,
             keys: memchr::memmem::Finder::new(b"\":{"),
-            anchors: build(&anchor_patterns),
+            anchors: aho_corasick::AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+                .build(&anchor_patterns)
+                .expect("the content rules compile"),
             anchor_of,
             spelled,
             classes: CONTENT
@@ -591,35 +559,11 @@ mod tests {
         }
     }
 
-    /// Joined in one pass, the words are [`identifier_words`]'.
-    #[test]
-    fn joined_words_are_identifier_words() {
-        for name in [
-            "slack_get_channel-history",
-            "getConsoleLogs",
-            "maps.v2 Geocode",
-            "MCP_TINY",
-            "__a__B",
-            "HTTPServer2Go",
-            "x9Y",
-            "",
-            "_",
-            "résumé_Lire",
-            "ÉcrireFichier",
-        ] {
-            assert_eq!(
-                joined_words(name),
-                identifier_words(name).join("_"),
-                "{name}"
-            );
-        }
-    }
-
     /// The names are cut as every detector cuts identifiers
-    /// ([`identifier_words`]).
+    /// ([`identifier_words`](crate::detect::text::identifier_words)).
     #[test]
     fn names_are_cut_into_words_at_separators_and_case() {
-        let words = identifier_words;
+        let words = crate::detect::text::identifier_words;
         assert_eq!(
             words("slack_get_channel-history"),
             ["slack", "get", "channel", "history"]
