@@ -129,11 +129,9 @@ fn clients(top: &Path, named: &[String]) -> Result<Vec<Client>> {
         }
     }
     if named.is_empty() {
-        out.extend(Client::ALL.into_iter().filter(|c| {
-            std::iter::once(c.mcp_config())
-                .chain(c.settings())
-                .any(|f| std::fs::symlink_metadata(top.join(f)).is_ok())
-        }));
+        out.extend(configured(&|f| {
+            Ok(std::fs::symlink_metadata(top.join(f)).is_ok())
+        })?);
         if out.is_empty() {
             bail!(
                 "no MCP client is configured at the top of the work tree (no .mcp.json, .cursor/mcp.json, .gemini/settings.json or .vscode/mcp.json): name one with --client claude-code, cursor, gemini-cli or vscode"
@@ -141,6 +139,21 @@ fn clients(top: &Path, named: &[String]) -> Result<Vec<Client>> {
         }
     }
     Ok(out.into_iter().collect())
+}
+
+/// The clients whose MCP config or settings file is there, as `exists`
+/// says of a path from the top (of the work tree, or of a commit's tree).
+fn configured(exists: &Exists<'_>) -> Result<Vec<Client>> {
+    let mut out = Vec::new();
+    for c in Client::ALL {
+        for f in std::iter::once(c.mcp_config()).chain(c.settings()) {
+            if exists(f)? {
+                out.push(c);
+                break;
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// What the clients must refuse, from the lock and the inventory of the
@@ -328,6 +341,9 @@ fn apply(top: &Path, clients: &[Client], refused: &[Refusal], write: bool) -> Re
 /// there is none.
 type Read<'r> = dyn Fn(&str) -> Result<Option<Vec<u8>>> + 'r;
 
+/// Whether a file is there, by its path from the top, without reading it.
+type Exists<'r> = dyn Fn(&str) -> Result<bool> + 'r;
+
 /// What merging the rules would do, before anything is written.
 struct Plan {
     outcome: Outcome,
@@ -421,26 +437,28 @@ fn plan(
     })
 }
 
-/// The settings files out of date with `refused` in a tree that `read`
-/// reads (a pushed commit's, for the hooks), each with how many rules it
-/// lacks and holds too many: empty when they are up to date, or when the
-/// tree has no record of rules written (`.kams/enforce.json`), where
-/// enforcement is not in use. The clients are those whose MCP config or
-/// settings file the tree holds, as `enforce` with no `--client` takes.
-pub fn stale_in(read: &Read<'_>, refused: &[Refusal]) -> Result<Vec<String>> {
-    if read(RECORD)?.is_none() {
+/// The settings files out of date with what `refused` gives in a tree
+/// that `read` reads and `exists` looks into (a pushed commit's, for the
+/// hooks), each with how many rules it lacks and holds too many: empty
+/// when they are up to date, or when the tree has no record of rules
+/// written (`.kams/enforce.json`), where enforcement is not in use and
+/// nothing else is read (nor `refused` asked). The clients are those whose
+/// MCP config or settings file the tree holds, as `enforce` with no
+/// `--client` takes.
+pub fn stale_in(
+    read: &Read<'_>,
+    exists: &Exists<'_>,
+    refused: &mut dyn FnMut() -> Result<Vec<Refusal>>,
+) -> Result<Vec<String>> {
+    if !exists(RECORD)? {
         return Ok(Vec::new());
     }
-    let mut clients = Vec::new();
-    for c in Client::ALL {
-        let mut files = std::iter::once(c.mcp_config()).chain(c.settings());
-        if files.try_fold(false, |found, f| {
-            Ok::<_, anyhow::Error>(found || read(f)?.is_some())
-        })? {
-            clients.push(c);
-        }
-    }
-    let planned = plan(read, &|rel| rel.to_string(), &clients, refused)?;
+    let planned = plan(
+        read,
+        &|rel| rel.to_string(),
+        &configured(exists)?,
+        &refused()?,
+    )?;
     Ok(planned
         .outcome
         .written

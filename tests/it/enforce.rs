@@ -371,4 +371,24 @@ fn the_hooks_refuse_a_tip_whose_committed_rules_are_out_of_date_with_its_lock() 
     git(d, &["commit", "-q", "-a", "-m", "edited by hand"]);
     let problems = enforce_problems(d);
     assert_eq!(problems.len(), 1, "{problems:?}");
+    git(
+        d,
+        &["checkout", "-q", "HEAD~1", "--", ".claude/settings.json"],
+    );
+    git(d, &["commit", "-q", "-m", "hand edit undone"]);
+    assert_eq!(enforce_problems(d), Vec::<serde_json::Value>::new());
+
+    // With no inventory committed, the drift rule reads no lock; this
+    // rule reads it, and the rules for tools no inventory shows are stale.
+    git(d, &["rm", "-q", "-r", ".kams/inventory"]);
+    git(d, &["commit", "-q", "-m", "inventory dropped"]);
+    let problems = enforce_problems(d);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains(".claude/settings.json (0 to add, "),
+        "{problems:?}"
+    );
 }

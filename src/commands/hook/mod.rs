@@ -388,12 +388,7 @@ impl Check<'_> {
                 short(tip),
                 paths.join(", ")
             ));
-            // The lock is read here only where enforcement is in use.
-            if !self.enforces_at(tip)? {
-                return Ok(Vec::new());
-            }
-            let lock = self.locks.lock_at(tip)?.unwrap_or_default();
-            return self.enforce_at(tip, &crate::inventory::Inventory::default(), &lock);
+            return self.enforce_at(tip, &crate::inventory::Inventory::default(), None);
         }
         let mut inventory =
             crate::inventory::read_in_memory(files, &self.opts).map_err(|e| anyhow!("{e}"))?;
@@ -410,7 +405,7 @@ impl Check<'_> {
                 crate::lock::Lock::default()
             }
         };
-        let stale = self.enforce_at(tip, &inventory, &lock)?;
+        let stale = self.enforce_at(tip, &inventory, Some(&lock))?;
         // Both were read keeping digests only: rebuild the entries that
         // differ, whose fields are named.
         let drifted = compare::drifted(&compare::pairs(&inventory, &lock));
@@ -481,33 +476,29 @@ impl Check<'_> {
             .collect())
     }
 
-    /// Whether `tip` has the record of the rules `enforce` wrote.
-    fn enforces_at(&self, tip: ObjectId) -> Result<bool> {
-        let record = Path::new(crate::commands::enforce::RECORD);
-        Ok(crate::git::blob_id_at(self.repo, tip, record)?.is_some())
-    }
-
     /// The enforce rule at `tip`, whose committed inventory and lock are
-    /// `inventory` and `lock`: where the tip has a record of the rules
-    /// `enforce` wrote, the clients' settings committed there hold the
-    /// rules the lock there asks for (the server side too, so that a
-    /// commit made with `--no-verify` past the pre-commit hook's `enforce
-    /// --check` is refused on its way in).
+    /// `inventory` and `lock` (`None`: the lock is read here, where no
+    /// inventory is committed and the drift rule read none): where the tip
+    /// has a record of the rules `enforce` wrote, the clients' settings
+    /// committed there hold the rules the lock there asks for (the server
+    /// side too, so that a commit made with `--no-verify` past the
+    /// pre-commit hook's `enforce --check` is refused on its way in).
     fn enforce_at(
-        &self,
+        &mut self,
         tip: ObjectId,
         inventory: &crate::inventory::Inventory,
-        lock: &crate::lock::Lock,
+        lock: Option<&crate::lock::Lock>,
     ) -> Result<Vec<Unapproved>> {
-        if !self.enforces_at(tip)? {
-            return Ok(Vec::new());
-        }
+        let repo = self.repo;
+        let exists = |rel: &str| -> Result<bool> {
+            Ok(crate::git::blob_id_at(repo, tip, Path::new(rel))?.is_some())
+        };
         let read = |rel: &str| -> Result<Option<Vec<u8>>> {
             let rel = Path::new(rel);
-            match crate::git::blob_id_at(self.repo, tip, rel)? {
+            match crate::git::blob_id_at(repo, tip, rel)? {
                 None => Ok(None),
                 Some(id) => crate::git::read_blob(
-                    self.repo,
+                    repo,
                     id,
                     crate::commands::enforce::MAX_SETTINGS,
                     tip,
@@ -516,8 +507,19 @@ impl Check<'_> {
                 .map(Some),
             }
         };
-        let refused = crate::enforce::refusals(&compare::pairs(inventory, lock));
-        let stale = crate::commands::enforce::stale_in(&read, &refused)?;
+        let locks = &mut self.locks;
+        let mut refused = || -> Result<Vec<crate::enforce::Refusal>> {
+            let read_here;
+            let lock = match lock {
+                Some(lock) => lock,
+                None => {
+                    read_here = locks.lock_at(tip)?.unwrap_or_default();
+                    &*read_here
+                }
+            };
+            Ok(crate::enforce::refusals(&compare::pairs(inventory, lock)))
+        };
+        let stale = crate::commands::enforce::stale_in(&read, &exists, &mut refused)?;
         if stale.is_empty() {
             return Ok(Vec::new());
         }
