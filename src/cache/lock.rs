@@ -25,7 +25,6 @@ use crate::cache::codec::{Encoder, Fields, Json};
 use crate::cache::store;
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
-use crate::detect::flow::classes::Capabilities;
 use crate::input::Input;
 use crate::json::Object;
 
@@ -34,7 +33,7 @@ use crate::lock::format::{share_approval, Approval, Entry, Lock, LockServer, Sta
 /// The lock index files.
 const INDEX: store::Named = store::Named {
     prefix: "lock-",
-    magic: b"kams-lix\0\0\0\x05",
+    magic: b"kams-lix\0\0\0\x06",
     keep: store::Named::KEEP,
 };
 
@@ -166,8 +165,6 @@ struct Record<'a> {
     #[serde(borrow)]
     approval: Option<Said<'a>>,
     span: (u64, u64),
-    /// The descriptor's capability classes ([`Capabilities::bits`]).
-    can: u8,
 }
 
 /// The file's body after its header: each server's [`Head`], then its
@@ -211,7 +208,6 @@ fn record(e: &Entry) -> Option<Record<'_>> {
         first_seen: &e.first_seen,
         approval: e.approval.as_deref().map(said),
         span: (span.start as u64, span.end as u64),
-        can: e.descriptor.can.bits(),
     })
 }
 
@@ -305,7 +301,8 @@ fn entry(
             fields: Object::new(),
             digest: e.digest,
             field_digests,
-            can: Capabilities::from_bits(e.can)?,
+            // Not kept: read by `status` for the entries it shows alone.
+            can: None,
         },
         first_seen: e.first_seen.to_string(),
         // Borrowed until compared with the last one: entries pinned

@@ -632,3 +632,60 @@ fn mapped_write_is_seen(d: &Path, tools: usize) {
         std::fs::write(file, &bytes).unwrap();
     }
 }
+
+/// The classes of `tool` in `status --format json ARGS`, and its status.
+fn classes_in_status(dir: &Path, args: &[&str], index: bool, tool: &str) -> (String, String) {
+    let (code, out, err) = run(
+        dir,
+        &[&["--format", "json", "status"][..], args].concat(),
+        index,
+    );
+    assert_eq!(code, Some(0), "{args:?}: {err}");
+    let status = crate::common::json(out.as_bytes());
+    let entry = status["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["tool"] == tool)
+        .unwrap_or_else(|| panic!("{tool} in status {args:?}: {out}"))
+        .clone();
+    (entry["can"].to_string(), entry["status"].to_string())
+}
+
+#[test]
+fn a_lock_entry_the_inventory_does_not_show_gets_its_classes_from_any_index() {
+    // The lock's entries are read without their classes; `status` reads
+    // them for the entries it shows from the lock alone: from the lock
+    // file, from a committed lock's blob, and from a committed lock's
+    // index read without its blob (a warm `status --at`).
+    let s = story();
+    let p = s.path();
+    copy(
+        &real("duckduckgo-mcp-server@0.7.0.json"),
+        p,
+        ".kams/inventory/duckduckgo.json",
+    );
+    pin(p, "Dana", "search reviewed", &["duckduckgo-mcp-server"]);
+    commit(p, "Dana", "2026-02-01T00:00:00Z", "Pin duckduckgo");
+    std::fs::remove_file(p.join(".kams/inventory/duckduckgo.json")).unwrap();
+    // Classes from the description and schema, not from the name.
+    let expected = (
+        r#"["takes-untrusted","sends-out"]"#.to_string(),
+        r#""removed""#.to_string(),
+    );
+    for args in [&[][..], &["--at", "HEAD"]] {
+        assert_eq!(
+            classes_in_status(p, args, false, "fetch_content"),
+            expected,
+            "no index: {args:?}"
+        );
+        let _ = std::fs::remove_dir_all(p.join(".git/kams"));
+        for round in ["cold", "warm", "warm again"] {
+            assert_eq!(
+                classes_in_status(p, args, true, "fetch_content"),
+                expected,
+                "{round}: {args:?}"
+            );
+        }
+    }
+}

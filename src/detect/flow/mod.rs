@@ -125,7 +125,11 @@ fn flow<'a>(cx: &Context<'a>, servers: &BTreeSet<String>, place: &str) -> Option
             continue;
         };
         for (tool, seen) in &server.tools {
-            let can = seen.descriptor.can.bits();
+            let can = seen
+                .descriptor
+                .can
+                .expect("an inventory's tools are classified as they are read")
+                .bits();
             if can & any == 0 {
                 continue;
             }
