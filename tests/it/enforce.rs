@@ -392,3 +392,39 @@ fn the_hooks_refuse_a_tip_whose_committed_rules_are_out_of_date_with_its_lock() 
         "{problems:?}"
     );
 }
+
+#[test]
+fn a_settings_file_the_gemini_cli_wrote_itself_takes_the_rules_in_its_own_layout() {
+    // Written by the real Gemini CLI 0.61.0 (`gemini mcp add --scope
+    // project`, tests/fixtures/README.md), not from its documentation.
+    let dir = project();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join(".gemini")).unwrap();
+    std::fs::copy(
+        Path::new(FIXTURES).join("gemini-settings.by-gemini-cli-0.61.0.json"),
+        d.join(".gemini/settings.json"),
+    )
+    .unwrap();
+    let (said, code) = run(d, &["enforce", "--client", "gemini-cli"]);
+    assert_eq!(code, 0, "{said}");
+    let written = read(d, ".gemini/settings.json");
+    insta::assert_snapshot!("enforce_gemini_written_by_gemini", written);
+    let v: serde_json::Value = serde_json::from_str(&written).unwrap();
+    let servers = &v["mcpServers"];
+    // The client's own keys and the user's exclusion stay.
+    assert_eq!(servers["files"]["timeout"], 30000, "{written}");
+    assert_eq!(servers["web"]["args"], serde_json::json!(["mcp-server-fetch"]));
+    let excluded = |server: &str| -> Vec<String> {
+        servers[server]["excludeTools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{server}: {written}"))
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(excluded("web").contains(&"fetch_raw".to_string()), "{written}");
+    assert!(!excluded("files").is_empty(), "{written}");
+    let (said, code) = run(d, &["enforce", "--client", "gemini-cli", "--check"]);
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(read(d, ".gemini/settings.json"), written);
+}
