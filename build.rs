@@ -33,7 +33,7 @@ const FLAGS: [&str; 16] = [
 ];
 
 /// Word lists the code reads by name.
-const LISTS: [&str; 39] = [
+const LISTS: [&str; 40] = [
     "known_keys",
     "covert",
     "secret_words",
@@ -63,6 +63,7 @@ const LISTS: [&str; 39] = [
     "destination_words",
     "joiners",
     "copy_verbs",
+    "doc_words",
     "consent_skip",
     "consent_words",
     "consent_need",

@@ -8,9 +8,9 @@
 use super::names::ident_words;
 use super::signal::{shown, Signal, SignalsByPointer};
 use super::tables::{
-    Words, ACTION_KEYS, COPY_VERBS, DESTINATION_WORDS, DESTROYER, DESTROY_FLAGS, JOINERS,
-    LOCAL_TARGETS, LOCAL_WRITES, READER, REMOTE_SINKS, REMOTE_TARGETS, SENDER, URL_WORDS, WRITER,
-    WRITE_FLAGS,
+    Words, ACTION_KEYS, COPY_VERBS, DESTINATION_WORDS, DESTROYER, DESTROY_FLAGS, DOC_WORDS,
+    JOINERS, LOCAL_TARGETS, LOCAL_WRITES, READER, REMOTE_SINKS, REMOTE_TARGETS, SENDER, URL_WORDS,
+    WRITER, WRITE_FLAGS,
 };
 use crate::json::{Members, Tree};
 
@@ -215,6 +215,17 @@ pub(super) fn annotations(
         properties(schema, 0, &mut props);
     }
     let to = targets(&props);
+    // A tool named for documenting an action (`get_endpoint_example`)
+    // offers actions as what to show, and takes none of them.
+    let documents = tool
+        .get("name")
+        .and_then(Tree::as_str)
+        .is_some_and(|n| ident_words(n).iter().any(|w| DOC_WORDS.contains(w)));
+    let offers = |flags: Words, verbs: Words| {
+        (!documents)
+            .then(|| schema_can(&props, flags, verbs))
+            .flatten()
+    };
     // An export, save or download to a local path only, or any send whose
     // destination is a local file or folder and nothing remote: it writes a
     // file (so read-only is inaccurate, medium alone), it sends nothing out.
@@ -231,7 +242,7 @@ pub(super) fn annotations(
     if hint("readOnlyHint") == Some(true) {
         if let Some(why) = claims(tool, WRITER)
             .filter(|why| !returned(why))
-            .or_else(|| schema_can(&props, WRITE_FLAGS, WRITER))
+            .or_else(|| offers(WRITE_FLAGS, WRITER))
         {
             let to = if local(&why) {
                 " (to a local path)"
@@ -246,9 +257,7 @@ pub(super) fn annotations(
         }
     }
     if hint("destructiveHint") == Some(false) {
-        if let Some(why) =
-            claims(tool, DESTROYER).or_else(|| schema_can(&props, DESTROY_FLAGS, DESTROYER))
-        {
+        if let Some(why) = claims(tool, DESTROYER).or_else(|| offers(DESTROY_FLAGS, DESTROYER)) {
             signals.add(
                 "/annotations",
                 Signal::NonDestructiveClaim,
