@@ -281,18 +281,27 @@ fn with_no_client_configured_enforce_says_which_to_name() {
     assert_eq!(deny(d, ".claude/settings.json").len(), 8);
 }
 
-#[test]
-fn gemini_cli_gets_excluded_tools_per_server_it_configures() {
+/// [`project`] with the Gemini CLI settings `fixture` as
+/// `.gemini/settings.json`, after `enforce --client gemini-cli` (which
+/// must succeed), and what it said.
+fn gemini_enforced(fixture: &str) -> (tempfile::TempDir, String) {
     let dir = project();
     let d = dir.path();
     std::fs::create_dir_all(d.join(".gemini")).unwrap();
     std::fs::copy(
-        Path::new(FIXTURES).join("gemini-settings.json"),
+        Path::new(FIXTURES).join(fixture),
         d.join(".gemini/settings.json"),
     )
     .unwrap();
     let (said, code) = run(d, &["enforce", "--client", "gemini-cli"]);
     assert_eq!(code, 0, "{said}");
+    (dir, said)
+}
+
+#[test]
+fn gemini_cli_gets_excluded_tools_per_server_it_configures() {
+    let (dir, said) = gemini_enforced("gemini-settings.json");
+    let d = dir.path();
     insta::assert_snapshot!("enforce_gemini_output", said);
     insta::assert_snapshot!("enforce_gemini_settings", read(d, ".gemini/settings.json"));
     // The user's own exclusion stays; a second run is the first.
@@ -397,23 +406,18 @@ fn the_hooks_refuse_a_tip_whose_committed_rules_are_out_of_date_with_its_lock() 
 fn a_settings_file_the_gemini_cli_wrote_itself_takes_the_rules_in_its_own_layout() {
     // Written by the real Gemini CLI 0.61.0 (`gemini mcp add --scope
     // project`, tests/fixtures/README.md), not from its documentation.
-    let dir = project();
+    let (dir, _) = gemini_enforced("gemini-settings.by-gemini-cli-0.61.0.json");
     let d = dir.path();
-    std::fs::create_dir_all(d.join(".gemini")).unwrap();
-    std::fs::copy(
-        Path::new(FIXTURES).join("gemini-settings.by-gemini-cli-0.61.0.json"),
-        d.join(".gemini/settings.json"),
-    )
-    .unwrap();
-    let (said, code) = run(d, &["enforce", "--client", "gemini-cli"]);
-    assert_eq!(code, 0, "{said}");
     let written = read(d, ".gemini/settings.json");
     insta::assert_snapshot!("enforce_gemini_written_by_gemini", written);
     let v: serde_json::Value = serde_json::from_str(&written).unwrap();
     let servers = &v["mcpServers"];
     // The client's own keys and the user's exclusion stay.
     assert_eq!(servers["files"]["timeout"], 30000, "{written}");
-    assert_eq!(servers["web"]["args"], serde_json::json!(["mcp-server-fetch"]));
+    assert_eq!(
+        servers["web"]["args"],
+        serde_json::json!(["mcp-server-fetch"])
+    );
     let excluded = |server: &str| -> Vec<String> {
         servers[server]["excludeTools"]
             .as_array()
@@ -422,7 +426,10 @@ fn a_settings_file_the_gemini_cli_wrote_itself_takes_the_rules_in_its_own_layout
             .map(|t| t.as_str().unwrap().to_string())
             .collect()
     };
-    assert!(excluded("web").contains(&"fetch_raw".to_string()), "{written}");
+    assert!(
+        excluded("web").contains(&"fetch_raw".to_string()),
+        "{written}"
+    );
     assert!(!excluded("files").is_empty(), "{written}");
     let (said, code) = run(d, &["enforce", "--client", "gemini-cli", "--check"]);
     assert_eq!(code, 0, "{said}");
