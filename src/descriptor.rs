@@ -127,12 +127,8 @@ pub struct Descriptor {
     /// SHA-256 of the canonical form of each present field.
     pub field_digests: FieldDigests,
     /// What the tool can do, read from the same canonical texts as the
-    /// digests ([`Capabilities::of_texts`]); no class for a server. `None`
-    /// when not read: a lock's entries read the quick way
-    /// ([`Descriptor::digests_of_texts`]) leave it to the one command that
-    /// asks, `status`, for the few entries the inventory does not show
-    /// (a lock's text is otherwise read on every command and every hook).
-    pub can: Option<Capabilities>,
+    /// digests ([`Capabilities::of_texts`]); none for a server.
+    pub can: Capabilities,
 }
 
 /// The name of a digested field, as one of [`TOOL_FIELDS`] or [`SERVER_FIELDS`]
@@ -315,22 +311,14 @@ impl Descriptor {
         }
     }
 
-    /// [`Descriptor::digests_of_texts`], with the classes the same texts
-    /// give ([`Capabilities::of_texts`]).
-    pub fn of_texts(texts: Vec<(&'static str, &[u8])>) -> Descriptor {
-        Descriptor {
-            can: Some(Capabilities::of_texts(&texts)),
-            ..Descriptor::digests_of_texts(texts)
-        }
-    }
-
     /// The digests of a descriptor whose fields are given as their
-    /// canonical texts (field name and text), without the fields or the
-    /// classes (`can` is `None`): each text is hashed as it stands, and the
-    /// whole is those texts joined under their sorted names (field names
-    /// are ASCII: their byte order is RFC 8785's).
-    pub fn digests_of_texts(mut texts: Vec<(&'static str, &[u8])>) -> Descriptor {
+    /// canonical texts (field name and text), without the fields: each
+    /// text is hashed as it stands, and the whole is those texts joined
+    /// under their sorted names (field names are ASCII: their byte order is
+    /// RFC 8785's).
+    pub fn of_texts(mut texts: Vec<(&'static str, &[u8])>) -> Descriptor {
         texts.sort_by(|a, b| a.0.cmp(b.0));
+        let can = Capabilities::of_texts(&texts);
         let mut whole = sha2::Sha256::new();
         let mut field_digests = FieldDigests::with_capacity(texts.len());
         let mut name = Vec::with_capacity(16);
@@ -351,7 +339,7 @@ impl Descriptor {
             fields: Object::new(),
             digest: Digest(whole.finalize().into()),
             field_digests,
-            can: None,
+            can,
         }
     }
 

@@ -166,7 +166,7 @@ impl ToolRecord<'_> {
             fields: Object::new(),
             digest: self.digest,
             field_digests: self.field_digests.digests()?,
-            can: Some(Capabilities::from_bits(self.can)?),
+            can: Capabilities::from_bits(self.can)?,
         };
         Some((self.name.to_string(), descriptor))
     }
@@ -207,7 +207,7 @@ fn encode_servers(
                 pointer: &t.pointer,
                 span: (span.start as u64, span.end as u64),
                 text: t.text,
-                can: t.descriptor.can?.bits(),
+                can: t.descriptor.can.bits(),
             });
         }
     }
@@ -324,7 +324,7 @@ fn decode(
                 digest: head.digest,
                 field_digests: head.field_digests.digests()?,
                 // A server's descriptor has no name: no class.
-                can: Some(Capabilities::default()),
+                can: Capabilities::default(),
             },
             launch: head.launch.0.into_owned(),
             tools: sorted(tools)?,

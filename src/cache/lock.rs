@@ -25,6 +25,7 @@ use crate::cache::codec::{Encoder, Fields, Json};
 use crate::cache::store;
 use crate::canon::Digest;
 use crate::descriptor::{Descriptor, Lazy};
+use crate::detect::flow::classes::Capabilities;
 use crate::input::Input;
 use crate::json::Object;
 
@@ -33,7 +34,8 @@ use crate::lock::format::{share_approval, Approval, Entry, Lock, LockServer, Sta
 /// The lock index files.
 const INDEX: store::Named = store::Named {
     prefix: "lock-",
-    magic: b"kams-lix\0\0\0\x06",
+    // 6 was a layout without the classes (c2ccb4e, reverted).
+    magic: b"kams-lix\0\0\0\x07",
     keep: store::Named::KEEP,
 };
 
@@ -165,6 +167,8 @@ struct Record<'a> {
     #[serde(borrow)]
     approval: Option<Said<'a>>,
     span: (u64, u64),
+    /// The descriptor's capability classes ([`Capabilities::bits`]).
+    can: u8,
 }
 
 /// The file's body after its header: each server's [`Head`], then its
@@ -208,6 +212,7 @@ fn record(e: &Entry) -> Option<Record<'_>> {
         first_seen: &e.first_seen,
         approval: e.approval.as_deref().map(said),
         span: (span.start as u64, span.end as u64),
+        can: e.descriptor.can.bits(),
     })
 }
 
@@ -301,8 +306,7 @@ fn entry(
             fields: Object::new(),
             digest: e.digest,
             field_digests,
-            // Not kept: read by `status` for the entries it shows alone.
-            can: None,
+            can: Capabilities::from_bits(e.can)?,
         },
         first_seen: e.first_seen.to_string(),
         // Borrowed until compared with the last one: entries pinned

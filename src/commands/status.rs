@@ -217,7 +217,7 @@ fn capabilities(all: &[Pair<'_>]) -> Vec<Capabilities> {
                 let c = p
                     .seen
                     .or(p.entry.map(|e| &e.descriptor))
-                    .map(|d| d.can.expect("read_classes read every class shown"))
+                    .map(|d| d.can)
                     .unwrap_or_default();
                 if let Some((server, row)) = server_row {
                     if server == p.server {
@@ -229,67 +229,6 @@ fn capabilities(all: &[Pair<'_>]) -> Vec<Capabilities> {
         }
     }
     out
-}
-
-/// The lock's tool entries whose classes `status` shows and the lock did
-/// not read ([`Descriptor::can`]): those the inventory does not show.
-fn unread_classes(all: &[Pair<'_>]) -> Vec<(String, Option<String>)> {
-    all.iter()
-        .filter(|p| p.tool.is_some() && p.seen.is_none())
-        .filter(|p| p.entry.is_some_and(|e| e.descriptor.can.is_none()))
-        .map(|p| (p.server.to_string(), p.tool.map(str::to_string)))
-        .collect()
-}
-
-/// Reads the classes of the lock's entries `unread` from the lock's text,
-/// or, for a lock taken from its index alone (`--at`), from the committed
-/// lock's.
-fn read_classes(
-    env: &Env,
-    args: &SelectArgs,
-    lock: &mut crate::lock::Lock,
-    unread: Vec<(String, Option<String>)>,
-) -> Result<()> {
-    let lock_error = |e| crate::files::lock::lock_error(&env.lock_path().unwrap_or_default(), e);
-    let can = |lock: &crate::lock::Lock, server: &str, tool: &Option<String>| {
-        let s = lock.servers.get(server)?;
-        s.tools.get(tool.as_deref()?)?.descriptor.can
-    };
-    lock.materialize(&unread).map_err(lock_error)?;
-    let left: Vec<_> = unread
-        .into_iter()
-        .filter(|(server, tool)| can(lock, server, tool).is_none())
-        .collect();
-    let Some((server, tool)) = left.first() else {
-        return Ok(());
-    };
-    // Only an index read without the lock's text leaves an entry unread.
-    let unreadable = |server: &str, tool: &Option<String>| {
-        anyhow::anyhow!(
-            "the classes of the lock's {}/{} could not be read",
-            escape_display(server),
-            escape_display(tool.as_deref().unwrap_or_default())
-        )
-    };
-    let Some(rev) = args.at.as_deref() else {
-        return Err(unreadable(server, tool));
-    };
-    let mut committed = env.lock_at(rev, EntryFields::Materialised)?.0;
-    committed.materialize(&left).map_err(lock_error)?;
-    for (server, tool) in &left {
-        let read = can(&committed, server, tool);
-        if let Some(e) = lock
-            .servers
-            .get_mut(server)
-            .and_then(|s| s.tools.get_mut(tool.as_deref()?))
-        {
-            e.descriptor.can = read;
-        }
-    }
-    match left.iter().find(|(s, t)| can(lock, s, t).is_none()) {
-        None => Ok(()),
-        Some((server, tool)) => Err(unreadable(server, tool)),
-    }
 }
 
 /// A status word for JSON: `-` (nothing to compare with) is `null`.
@@ -325,14 +264,7 @@ pub fn run(
             lock_alone(env, args, err)?,
         )
     };
-    let mut lock = lock;
-    let mut all = pairs(&inventory, &lock);
-    let unread = unread_classes(&all);
-    if !unread.is_empty() {
-        drop(all);
-        read_classes(env, args, &mut lock, unread)?;
-        all = pairs(&inventory, &lock);
-    }
+    let all = pairs(&inventory, &lock);
     let selection = Selection::new(&args.keys);
     selection.check(&all)?;
     let launches: Vec<LaunchRow> = launch_rows(env, args, &inventory, &lock)?

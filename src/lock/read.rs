@@ -125,9 +125,7 @@ fn parse_lock(
                 e
             }
         };
-        // Kept as the quick way keeps them: digests, no fields, no classes.
         e.descriptor.fields = Object::new();
-        e.descriptor.can = None;
         e.lazy = Lazy(Some((shared.clone(), start..end)));
         Ok(e)
     };

@@ -145,7 +145,7 @@ fn verify_raw(
         }
         texts.push((name, text));
     }
-    let descriptor = Descriptor::digests_of_texts(texts);
+    let descriptor = Descriptor::of_texts(texts);
     if descriptor.digest != digest || descriptor.field_digests != recorded {
         return None;
     }

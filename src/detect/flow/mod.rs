@@ -125,11 +125,7 @@ fn flow<'a>(cx: &Context<'a>, servers: &BTreeSet<String>, place: &str) -> Option
             continue;
         };
         for (tool, seen) in &server.tools {
-            let can = seen
-                .descriptor
-                .can
-                .expect("an inventory's tools are classified as they are read")
-                .bits();
+            let can = seen.descriptor.can.bits();
             if can & any == 0 {
                 continue;
             }
