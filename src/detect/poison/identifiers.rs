@@ -29,7 +29,9 @@ pub(super) enum Look {
 /// operator) or before `(` (a function called, unless a verb that calls
 /// comes before it: "call `sync_profile(url=...)`") is taken for another
 /// tool only when the inventory has one of that name; otherwise it is
-/// flagged [`CODE`], a name that is no word of the sentence either.
+/// flagged [`CODE`], a name that is no word of the sentence either. But
+/// where the text also names a tool of this server, code is a script of
+/// tool calls, and such a name that says what it does is another tool.
 pub(super) fn identifiers(
     c: &str,
     specials: &[(usize, usize, u32)],
@@ -50,6 +52,9 @@ pub(super) fn identifiers(
     let ident = |ch: char| ch.is_alphanumeric() || matches!(ch, '_' | '-' | '.');
     let mut chars = c.char_indices().peekable();
     let mut first_tok = 0;
+    // Calls in code (`name(`, not a method's `obj.name(`) of names that
+    // say what they do and are no tool here.
+    let mut scripted = Vec::new();
     while let Some((s, ch)) = chars.next() {
         if !ident(ch) {
             continue;
@@ -130,6 +135,14 @@ pub(super) fn identifiers(
             let flag = name_flag(ask, chunk, named_as_tool);
             // `geo::resolve_owner`: the name starts at its namespace.
             let k = namespace_token(c, s2, toks, k).unwrap_or(k);
+            if flag == CODE
+                && b.get(e) == Some(&b'(')
+                && !chunk.contains('.')
+                && (s2 == 0 || b[s2 - 1] != b'$')
+                && says_what_it_does(chunk)
+            {
+                scripted.push(k);
+            }
             toks[k].flags |= flag;
             toks[k].end = toks[k].end.max(e);
             continue;
@@ -191,6 +204,14 @@ pub(super) fn identifiers(
             toks[k].flags |= TOOLOWN;
         } else if ask.other(chunk) {
             toks[k].flags |= TOOLX;
+        }
+    }
+    // Code that calls this server's tools is a script of tool calls
+    // ("`auth_handshake(token)` then `convert_units(value)`"): the other
+    // calls in it that say what they do are calls of tools it lacks.
+    if toks.iter().any(|t| t.flags & TOOLOWN != 0) {
+        for k in scripted {
+            toks[k].flags = toks[k].flags & !CODE | TOOLX;
         }
     }
     refs
@@ -268,7 +289,8 @@ fn before_action_word(c: &str, at: usize) -> bool {
 
 /// Whether the words after byte `at` (past a call's arguments in
 /// parentheses) say that what comes before is called: "`x` must be
-/// invoked", "`x(...)` has been called", "`x` needs to have been run".
+/// invoked", "`x(...)` has been called", "`x` needs to have been run",
+/// "`x(...)` succeeds", "`x` has completed".
 fn called_after(c: &str, at: usize) -> bool {
     let mut rest = &c[at..];
     if rest.starts_with('(') {
@@ -287,7 +309,22 @@ fn called_after(c: &str, at: usize) -> bool {
     // "a `wire_preview` call carrying ...": the name of what is called,
     // before the noun for a call.
     let call_noun = |w: &&str| matches!(*w, "call" | "calls" | "invocation" | "invocations");
+    // "after `verify_license(...)` succeeds", "once x has returned",
+    // "x (must succeed first)": what succeeds or completes was run. Not a
+    // bare "returned" ("the `session_id` returned by ..." names a value).
+    let done = |w: &str| {
+        matches!(
+            w,
+            "succeeds" | "succeeded" | "completes" | "completed" | "finishes" | "finished"
+        )
+    };
+    let done_after = |p: &[&str]| {
+        matches!(p[0], "has" | "have" | "had" | "must" | "should")
+            && (done(p[1]) || matches!(p[1], "succeed" | "complete" | "returned"))
+    };
     words.first().is_some_and(call_noun)
+        || words.first().is_some_and(|w| done(w))
+        || words.windows(2).take(2).any(done_after)
         || words.windows(2).any(|p| {
             be(p[0])
                 && matches!(
