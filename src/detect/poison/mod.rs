@@ -65,6 +65,7 @@ mod encoded;
 #[cfg(test)]
 mod examples;
 mod identifiers;
+mod language;
 mod markup;
 mod memo;
 mod model;

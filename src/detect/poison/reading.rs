@@ -7,6 +7,7 @@ use aho_corasick::AhoCorasick;
 
 use super::encoded::{blobs, MIN_RUN};
 use super::identifiers::{identifiers, Look};
+use super::language::unread_language;
 use super::markup::{fenced_commands, headers, markers, padding, tags};
 use super::memo::Asker;
 use super::model::resembles_poison;
@@ -90,6 +91,7 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     identifiers(c, &specials, &mut toks, ask, lex, Look::ForToolsAndParams);
     mark_secrets(&mut toks, lex);
     run_patterns(c, &toks, lex, &mut r);
+    unread_language(c, &toks, &mut r);
     fenced_commands(c, &mut r);
     if holds.any(Holds::ADDRESS | Holds::EQUALS) {
         consent_settings(c, &mut r);

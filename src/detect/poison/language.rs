@@ -1,0 +1,122 @@
+//! `unread-language`: a sentence in a language the rules do not read,
+//! holding an address or a secret, in a text otherwise written in English.
+//!
+//! The word lists read English, German, French, Spanish, Italian,
+//! Portuguese and Russian. An order written in Turkish, Czech or Polish
+//! gets past every pattern, and the word model, which reads ASCII words,
+//! sees only its URL. What such an order cannot hide is its shape: the
+//! description switches language for one sentence, and that sentence
+//! holds where the data goes (a URL, an e-mail address, a host, an
+//! account) or what is taken (a secret's path, a secret). An honest server
+//! written in one language does not switch; one that writes in two does
+//! not put an address in the second alone often enough to matter (the
+//! real corpus has none).
+//!
+//! Which language a sentence is in comes from `whatlang` (trigram
+//! profiles of 69 languages): a language model is data no one here should
+//! write by hand. Two checks of our own keep its guesses on short texts
+//! honest: the sentence has few English function words, and its guess is
+//! either reliable or backed by letters outside ASCII.
+
+use whatlang::Lang;
+
+use super::reading::Reading;
+use super::signal::{shown, Signal};
+use super::tokens::{Tok, ACCOUNT, EMAIL, HOST, INPATH, SECRET, SENSPATH, URL};
+
+/// The languages the word lists read (docs/detection.md).
+const READ: [Lang; 7] = [
+    Lang::Eng,
+    Lang::Deu,
+    Lang::Fra,
+    Lang::Spa,
+    Lang::Ita,
+    Lang::Por,
+    Lang::Rus,
+];
+
+/// Function words of English: a sentence in English has two or more of
+/// them almost always; a sentence in another language has one at most
+/// (`a` of Catalan, `de` is none of them).
+const ENGLISH: [&str; 34] = [
+    "the", "a", "an", "to", "of", "and", "or", "in", "on", "for", "with", "is", "are", "be", "by",
+    "from", "this", "that", "it", "its", "as", "at", "your", "you", "not", "no", "if", "when",
+    "was", "will", "can", "all", "any", "each",
+];
+
+/// What a sentence must hold for its language to matter.
+const PAYLOAD: u32 = URL | EMAIL | HOST | ACCOUNT | SENSPATH | SECRET;
+
+/// Words a sentence needs for a guess at its language.
+const MIN_WORDS: usize = 4;
+
+pub(super) fn unread_language(c: &str, toks: &[Tok], r: &mut Reading) {
+    if !toks.iter().any(|t| t.flags & PAYLOAD != 0) {
+        return;
+    }
+    let words = |t: &Tok| -> Option<&str> {
+        let w = &c[t.start..t.end];
+        (t.flags & (PAYLOAD | INPATH) == 0
+            && w.chars().count() >= 2
+            && w.chars().all(char::is_alphabetic))
+        .then_some(w)
+    };
+    let english = |w: &str| ENGLISH.iter().any(|e| e.eq_ignore_ascii_case(w));
+    let english_in_all = toks.iter().filter_map(words).filter(|w| english(w)).count();
+    // What the rest of the text reads as, asked once: the text is linear
+    // in its length whatever its number of sentences.
+    let mut rest_read: Option<Option<Lang>> = None;
+    // Tokens come in order, so a sentence is a run of them.
+    for sentence in toks.chunk_by(|a, b| a.sentence == b.sentence) {
+        if !sentence.iter().any(|t| t.flags & PAYLOAD != 0) {
+            continue;
+        }
+        let said: Vec<&str> = sentence.iter().filter_map(words).collect();
+        // Scripts written without spaces are one token a run: their
+        // letters count, two to a word.
+        let letters: usize = said.iter().map(|w| w.chars().count()).sum();
+        let wide = said.iter().any(|w| !w.is_ascii()) && letters >= 2 * MIN_WORDS;
+        if said.len() < MIN_WORDS && !wide {
+            continue;
+        }
+        let english_here = said.iter().filter(|w| english(w)).count();
+        if english_here > 1 {
+            continue;
+        }
+        let Some(info) = whatlang::detect(&said.join(" ")) else {
+            continue;
+        };
+        if READ.contains(&info.lang()) {
+            continue;
+        }
+        if !(info.is_reliable() || said.iter().any(|w| !w.is_ascii())) {
+            continue;
+        }
+        // The rest of the text is English (two of its function words, or
+        // ASCII words that read as another language than this sentence's):
+        // this sentence switched.
+        let switched = english_in_all - english_here >= 2 || {
+            let s = sentence[0].sentence;
+            let read = rest_read.get_or_insert_with(|| {
+                let rest: Vec<&str> = toks
+                    .iter()
+                    .filter(|t| t.sentence != s)
+                    .filter_map(words)
+                    .collect();
+                (rest.len() >= 2 && rest.iter().all(|w| w.is_ascii()))
+                    .then(|| whatlang::detect(&rest.join(" ")).map(|i| i.lang()))
+                    .flatten()
+            });
+            read.is_some_and(|l| l != info.lang())
+        };
+        if !switched {
+            continue;
+        }
+        let (from, to) = (sentence[0].start, sentence[sentence.len() - 1].end);
+        r.hit(
+            Signal::UnreadLanguage,
+            format!("{}: {}", info.lang().eng_name(), shown(&c[from..to])),
+        );
+        return;
+    }
+}
