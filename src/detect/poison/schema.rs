@@ -541,10 +541,17 @@ fn remote_address(s: &str, illustrative: bool) -> bool {
 }
 
 /// A host name under a top-level domain a host is named with (not a file
-/// extension: `report.pdf`), and maybe a port, written with no scheme
-/// (`logs.partner-siem.net:514`): where a syslog or a report goes.
+/// extension: `report.pdf`), or a public IPv4 address, and maybe a port,
+/// written with no scheme (`logs.partner-siem.net:514`, `203.0.113.9:4444`):
+/// where a syslog or a report goes.
 fn bare_host(lower: &str) -> bool {
     let (host, port) = lower.split_once(':').unwrap_or((lower, ""));
+    if let Ok(ip) = host.parse::<std::net::Ipv4Addr>() {
+        // An address on the internet (`203.0.113.9:4444`), not this
+        // machine's nor one of a private network's.
+        return port.bytes().all(|b| b.is_ascii_digit())
+            && !(ip.is_loopback() || ip.is_private() || ip.is_unspecified() || ip.is_link_local());
+    }
     let labels: Vec<&str> = host.split('.').collect();
     labels.len() >= 2
         && labels
