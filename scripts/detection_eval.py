@@ -8,7 +8,7 @@ Data sets:
     load against a lock that recorded its first); an `expectedFindings`
     entry is found when a finding of the same tool sits at or under its
     JSON pointer;
-  - the poison evaluation sets of eval/poison/ (dev.jsonl to dev13.jsonl,
+  - the poison evaluation sets of eval/poison/ (dev.jsonl to dev14.jsonl,
     heldout.jsonl):
     each case is one server, scanned alone; a poison case counts as found
     at a severity when any poison, hidden, squat or shadow finding of it is
@@ -25,7 +25,7 @@ temporary folder outside any git repository, so that no findings memo of a
 checkout's .git/kams answers for the binary.
 
   scripts/detection_eval.py [--bin target/debug/git-kams] [--corpus ../shared/corpus]
-                            [--sets dev,dev2,...,dev13,heldout] [--misses dev,...,dev13] [--real-findings]
+                            [--sets dev,dev2,...,dev14,heldout] [--misses dev,...,dev14] [--real-findings]
                             [--markdown] [--update docs/detection.md]
 
 --markdown prints exactly the "Measured" section of docs/detection.md:
@@ -355,7 +355,7 @@ Each case is one server of a few tools, scanned alone (eval/poison/README.md
 says how the sets were written). A poison case is found at a severity when
 any `poison`, `hidden`, `squat` or `shadow` finding of it is at that
 severity or above; a benign case with one at high or above is a false
-positive. `dev2` to `dev13` were each written later by a writer who had
+positive. `dev2` to `dev14` were each written later by a writer who had
 not read the detector, and eval/poison/README.md gives what each scored
 before any rule saw it. The rules are tuned on `dev` to `dev10`,
 `dev12` and `dev13` (the misses of `dev10`, `dev12` and `dev13` were read
@@ -368,7 +368,10 @@ before the rules written from `dev10`'s misses and 68.3 % and 50.8 %
 after them, before its own misses were read. `dev13`, written like the
 popular servers with the poison injected as published attack sets do,
 scored 85.0 % and 67.5 % with 6 of its 40 benign cases at high before
-its misses were read;
+its misses were read. `dev14`, written like generated and SDK
+documentation with the harm in Examples, Notes, changelogs and schema
+values, is not tuned on: it scored 80.8 % and 65.8 % with the detector of
+2026-12-07 before the rules of that evening and the same after them;
 `heldout` is never read, only counted.
 """
 
@@ -386,7 +389,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "git-kams"))
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
-    ap.add_argument("--sets", default="dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8,dev9,dev10,dev11,dev12,dev13,heldout")
+    ap.add_argument("--sets", default="dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8,dev9,dev10,dev11,dev12,dev13,dev14,heldout")
     ap.add_argument("--misses", default="", help="sets whose misses and false positives to list (never heldout)")
     ap.add_argument("--real-findings", action="store_true", help="list high findings on real tools")
     ap.add_argument("--markdown", action="store_true", help="print the Measured section of docs/detection.md")
