@@ -209,7 +209,7 @@ pub(super) fn identifiers(
     // Code that calls this server's tools is a script of tool calls
     // ("`auth_handshake(token)` then `convert_units(value)`"): the other
     // calls in it that say what they do are calls of tools it lacks.
-    if toks.iter().any(|t| t.flags & TOOLOWN != 0) {
+    if !scripted.is_empty() && toks.iter().any(|t| t.flags & TOOLOWN != 0) {
         for k in scripted {
             toks[k].flags = toks[k].flags & !CODE | TOOLX;
         }
