@@ -417,6 +417,26 @@ fn a_megabyte_sentence_of_orders_is_scanned_in_linear_time() {
     assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
 }
 
+/// A megabyte of made-up tags, opened and closed around long prose and
+/// nested: each closing tag once looked back through every opening one,
+/// and read the prose inside again. The bound is ten times a debug
+/// build's scan.
+#[test]
+fn a_megabyte_of_made_up_tags_is_scanned_in_linear_time() {
+    let sb = Sandbox::new();
+    let prose = "1 2 3 ".repeat(40_000);
+    let opens: String = (0..20_000).map(|i| format!("<t{i} a=\"b\">")).collect();
+    let closes: String = (0..60_000).map(|i| format!("</t{}>", i % 20_000)).collect();
+    let description = format!("{opens}{prose}{closes}");
+    assert!(description.len() > 1_000_000);
+    sb.write("tags.json", capture(&[tool("a", &description)]));
+    let start = std::time::Instant::now();
+    let out = sb.run(&["--inventory", "tags.json", "--format", "json"], &["scan"]);
+    let took = start.elapsed();
+    assert!(out.status.code().is_some(), "{}", text(&out.stderr));
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+}
+
 /// Distinct names of 12 letters, far apart (a generated family such as
 /// `t000001` ... is a test of the squatting detector, not of size).
 fn names(n: usize) -> Vec<String> {

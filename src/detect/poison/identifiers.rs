@@ -320,7 +320,7 @@ fn called_after(c: &str, at: usize) -> bool {
     };
     let done_after = |p: &[&str]| {
         matches!(p[0], "has" | "have" | "had" | "must" | "should")
-            && (done(p[1]) || matches!(p[1], "succeed" | "complete" | "returned"))
+            && (done(p[1]) || matches!(p[1], "succeed" | "complete" | "returned" | "received"))
     };
     words.first().is_some_and(call_noun)
         || words.first().is_some_and(|w| done(w))

@@ -73,9 +73,14 @@ pub(super) fn unread_language(c: &str, toks: &[Tok], r: &mut Reading) {
         }
         let said: Vec<&str> = sentence.iter().filter_map(words).collect();
         // Scripts written without spaces are one token a run: their
-        // letters count, two to a word.
-        let letters: usize = said.iter().map(|w| w.chars().count()).sum();
-        let wide = said.iter().any(|w| !w.is_ascii()) && letters >= 2 * MIN_WORDS;
+        // letters count, two to a word. Accented Latin words are spaced
+        // and count as words.
+        let unspaced: usize = said
+            .iter()
+            .flat_map(|w| w.chars())
+            .filter(|&ch| unspaced_script(ch))
+            .count();
+        let wide = unspaced >= 2 * MIN_WORDS;
         if said.len() < MIN_WORDS && !wide {
             continue;
         }
@@ -89,7 +94,17 @@ pub(super) fn unread_language(c: &str, toks: &[Tok], r: &mut Reading) {
         if READ.contains(&info.lang()) {
             continue;
         }
-        if !(info.is_reliable() || said.iter().any(|w| !w.is_ascii())) {
+        // Languages close to each other (Indonesian and Malay, Dutch and
+        // Afrikaans) make an honest guess unreliable; a long sentence with
+        // no English function word at all, and no code (a call's string
+        // arguments, a list of quoted names: titles, not prose), is not
+        // English either way.
+        let (from, to) = (sentence[0].start, sentence[sentence.len() - 1].end);
+        let span = &c[from..to];
+        let code = span.contains(['(', ')', '=', '{', '}', '[', ']'])
+            || span.matches(['\'', '"']).count() >= 4;
+        let long_and_foreign = said.len() >= 2 * MIN_WORDS && english_here == 0 && !code;
+        if !(info.is_reliable() || long_and_foreign || said.iter().any(|w| !w.is_ascii())) {
             continue;
         }
         // The rest of the text is English (two of its function words, or
@@ -112,11 +127,17 @@ pub(super) fn unread_language(c: &str, toks: &[Tok], r: &mut Reading) {
         if !switched {
             continue;
         }
-        let (from, to) = (sentence[0].start, sentence[sentence.len() - 1].end);
         r.hit(
             Signal::UnreadLanguage,
             format!("{}: {}", info.lang().eng_name(), shown(&c[from..to])),
         );
         return;
     }
+}
+
+/// Letters of scripts written without spaces between words: Thai, Lao,
+/// Myanmar, Khmer, and from the CJK radicals on (kana, Han, Hangul, Yi).
+fn unspaced_script(ch: char) -> bool {
+    matches!(ch, '\u{0E00}'..='\u{0EFF}' | '\u{1000}'..='\u{109F}' | '\u{1780}'..='\u{17FF}')
+        || ch >= '\u{2E80}'
 }

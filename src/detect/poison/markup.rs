@@ -4,6 +4,8 @@
 //! holds orders), markdown headers, and whitespace that pushes what follows
 //! out of view.
 
+use std::collections::HashMap;
+
 use super::names::ident_words;
 use super::reading::{Holds, Reading};
 use super::signal::{shown, Signal};
@@ -53,6 +55,123 @@ pub(super) fn tags(c: &str, r: &mut Reading) {
         }
     }
 }
+
+/// A tag of the server's own making around prose: `<postcondition>`,
+/// `<sdk:hint>`, `<generated_by tool="autodoc">` ... and its closing tag,
+/// with four words or more between them. Loud, not harmful: real servers
+/// wrap their own notes so (`<use_case>`, `<Purpose>`), so it counts only
+/// beside a rule that asks for harm (signal.rs), whose ask it frames as
+/// the model's orders.
+/// Not an HTML element, not a tag that already opens an instruction
+/// block, not a placeholder (`<path>`, which has no closing tag).
+/// Made only for a text that holds a `<`.
+pub(super) fn made_up_tags(c: &str, r: &mut Reading) {
+    // Bounds for a hostile text of a million tags: closing tags looked
+    // at, and bytes of prose read inside one.
+    const CLOSERS: usize = 64;
+    const INNER: usize = 4096;
+    let ident = |ch: char| ch.is_alphanumeric() || matches!(ch, '_' | '-' | '.' | ':');
+    // One pass: where the latest opening tag of each name ends.
+    let mut opened: HashMap<&str, usize> = HashMap::new();
+    let mut closers = 0;
+    for (i, _) in c.match_indices('<') {
+        let closing = c[i + 1..].starts_with('/');
+        let at = i + 1 + usize::from(closing);
+        let body = &c[at..];
+        let name_len = body.find(|ch: char| !ident(ch)).unwrap_or(body.len());
+        if name_len == 0 || name_len > 40 {
+            continue;
+        }
+        let (name, rest) = body.split_at(name_len);
+        if !closing {
+            let end = match rest.chars().next() {
+                Some('>') => 0,
+                Some(ch) if ch.is_whitespace() => match rest.find('>').filter(|&e| e <= 200) {
+                    Some(e) => e,
+                    None => continue,
+                },
+                _ => continue,
+            };
+            opened.insert(name, at + name_len + end + 1);
+            continue;
+        }
+        if !rest.starts_with('>') {
+            continue;
+        }
+        closers += 1;
+        if closers > CLOSERS {
+            return;
+        }
+        let lower = name.to_ascii_lowercase();
+        if HTML.contains(&lower.as_str()) || ident_words(name).iter().any(|w| frames(w)) {
+            continue;
+        }
+        let Some(start) = opened.remove(name).filter(|&s| s <= i) else {
+            continue;
+        };
+        let mut end = i.min(start + INNER);
+        while !c.is_char_boundary(end) {
+            end -= 1;
+        }
+        let words = c[start..end]
+            .split_whitespace()
+            .filter(|w| w.chars().any(char::is_alphabetic))
+            .take(4)
+            .count();
+        if words >= 4 {
+            r.hit(Signal::MadeUpTag, shown(&c[i..at + name_len + 1]));
+            return;
+        }
+    }
+}
+
+/// HTML elements a description may hold, in lower case.
+const HTML: [&str; 44] = [
+    "a",
+    "b",
+    "i",
+    "u",
+    "s",
+    "p",
+    "br",
+    "hr",
+    "em",
+    "strong",
+    "code",
+    "pre",
+    "span",
+    "div",
+    "ul",
+    "ol",
+    "li",
+    "dl",
+    "dt",
+    "dd",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "td",
+    "th",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "sup",
+    "sub",
+    "kbd",
+    "small",
+    "mark",
+    "del",
+    "ins",
+    "blockquote",
+    "details",
+    "summary",
+    "q",
+    "tt",
+];
 
 /// Whether a word of a tag's name or of a label frames what follows as
 /// orders to the model: a tag word, or a made-up frame's (`contract`,

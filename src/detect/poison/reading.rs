@@ -8,7 +8,7 @@ use aho_corasick::AhoCorasick;
 use super::encoded::{blobs, MIN_RUN};
 use super::identifiers::{identifiers, Look};
 use super::language::unread_language;
-use super::markup::{fenced_commands, headers, markers, padding, tags};
+use super::markup::{fenced_commands, headers, made_up_tags, markers, padding, tags};
 use super::memo::Asker;
 use super::model::resembles_poison;
 use super::names::ident_words;
@@ -102,6 +102,9 @@ pub(super) fn read(text: &str, ask: &mut Asker<'_>, depth: u8) -> Reading {
     }
     if holds.any(Holds::ANGLE | Holds::SQUARE) {
         tags(c, &mut r);
+    }
+    if holds.any(Holds::ANGLE) {
+        made_up_tags(c, &mut r);
     }
     if holds.any(Holds::HASH) {
         headers(c, &mut r);

@@ -5,6 +5,7 @@
 
 use super::names::{fold, ident_words, Param};
 use super::reading::{needs_consent, skips_consent};
+use super::secrets::sensitive;
 use super::signal::{shown, Signal, SignalsByPointer};
 use super::tables::{
     known_key, Words, ACTION_KEYS, CONSENT_STEPS, CONSENT_WORDS, COVERT, ORDER_WORDS, SECRET_WORDS,
@@ -132,6 +133,7 @@ impl SchemaWalk<'_> {
                 }
                 "default" => {
                     self.consent_default(val, at, name);
+                    self.secret_values(val, at, name, "default");
                     if let Some(url) = val.as_str().filter(|s| external_url(s)) {
                         if name.is_some_and(destination_like) {
                             self.fixed(at, url, "default of a destination");
@@ -342,6 +344,35 @@ impl SchemaWalk<'_> {
         }
     }
 
+    /// A secret's path as the `default` of a parameter that carries files
+    /// out (`include_files`, `attachments`): every call that keeps the
+    /// default sends the secret (`["config.yaml", "secrets.yaml"]`). Not a
+    /// key's path a tool uses to connect (`private_key_path`).
+    fn secret_values(&mut self, v: &Tree<'_>, at: &str, name: Option<&str>, what: &str) {
+        if !name.is_some_and(carries_files) {
+            return;
+        }
+        let secret = |s: &&str| sensitive(&s.to_lowercase());
+        let found = match v {
+            Tree::String(s) => Some((at.to_string(), &**s)).filter(|(_, s)| secret(s)),
+            Tree::Array(list) => list.iter().enumerate().find_map(|(k, x)| {
+                let s = x.as_str().filter(secret)?;
+                Some((format!("{at}/{k}"), s))
+            }),
+            _ => None,
+        };
+        if let Some((pointer, path)) = found {
+            self.signals.add(
+                &pointer,
+                Signal::ReadSecret,
+                format!(
+                    "{what} of a parameter that carries files out names a secret: {}",
+                    shown(path)
+                ),
+            );
+        }
+    }
+
     fn schema_type(&mut self, v: &Tree<'_>, at: &str) {
         let check = |s: &str| TYPES.contains(&s);
         match v {
@@ -453,6 +484,27 @@ fn destination_like(name: &str) -> bool {
     ]
     .iter()
     .any(|w| f.contains(w))
+}
+
+/// Parameters that carry files out with the call: attachments, files to
+/// include, upload or bundle.
+fn carries_files(name: &str) -> bool {
+    let words = ident_words(name);
+    words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "attach"
+                | "attachment"
+                | "attachments"
+                | "include"
+                | "includes"
+                | "upload"
+                | "uploads"
+                | "bundle"
+                | "files"
+                | "payload"
+        )
+    })
 }
 
 /// Parameters that receive what the tool sends or writes: where a fixed

@@ -101,8 +101,10 @@ fn path_marks() -> &'static AhoCorasick {
 /// every needle: a needle has a path character, starts with a dot, or
 /// holds one of these parts.
 fn maybe_sensitive(b: &[u8]) -> bool {
-    const PARTS: [&[u8]; 14] = [
+    const PARTS: [&[u8]; 16] = [
         b"id_",
+        b"pg_",
+        b"authentication_string",
         b"authorized_keys",
         b"kubeconfig",
         b"mcp",

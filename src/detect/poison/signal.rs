@@ -158,6 +158,13 @@ impl SignalsByPointer {
             if by.contains_key(&Signal::ReadSecret) {
                 by.remove(&Signal::SensitivePath);
             }
+            let asks = by.keys().any(|s| s.asks().is_some());
+            // A tag of the server's own frames an ask as the model's
+            // orders; around documentation that asks for nothing it is
+            // how real servers write (markup.rs).
+            if !asks {
+                by.remove(&Signal::MadeUpTag);
+            }
             // Under its confident threshold the word model lifts a string
             // to medium and is not summed: its reason is only "these
             // words" (model.rs).
@@ -171,7 +178,6 @@ impl SignalsByPointer {
             let Some(mut severity) = severity(sum).max(floor) else {
                 continue;
             };
-            let asks = by.keys().any(|s| s.asks().is_some());
             if severity == Severity::High && !asks {
                 severity = Severity::Medium;
             }
