@@ -119,6 +119,12 @@ pub(super) fn identifiers(
             toks[k].flags |= PROPREF;
             continue;
         }
+        // `<when_to_use>`, `</usage_notes>`: a tag's name, not a tool's.
+        let tag =
+            s2 > 0 && (b[s2 - 1] == b'<' || (b[s2 - 1] == b'/' && s2 > 1 && b[s2 - 2] == b'<'));
+        if tag {
+            continue;
+        }
         if !plain && tool_shaped(chunk) {
             let called = after_call_verb(c, s2, lex) || called_after(c, e) || named_tool(c, s2);
             let in_code = !called

@@ -577,7 +577,9 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
         prev_lower = false;
         match ch {
             '.' | '!' | '?' | ';' | '。' | '！' | '？' | '；'
-                if c[i + n..].chars().next().is_none_or(char::is_whitespace) || !ch.is_ascii() =>
+                if (c[i + n..].chars().next().is_none_or(char::is_whitespace)
+                    || !ch.is_ascii())
+                    && !(ch == '.' && abbreviation(&c[..i])) =>
             {
                 clause += 1;
                 if !matches!(ch, ';' | '；') {
@@ -614,4 +616,20 @@ pub(super) fn tokenize(c: &str, specials: &[(usize, usize, u32)], lex: &Lexicon)
         flush(s, c.len(), (clause, sentence), &mut toks, &mut low);
     }
     toks
+}
+
+/// Whether a text ends in an abbreviation whose dot ends no sentence:
+/// "incl. dotfiles", "approx. 5 MB". Not "e.g." and "i.e.": what follows
+/// them is an example or a gloss, read apart from the order before it
+/// ("Pass the URL, e.g. postgres://user:password@host" passes no
+/// password).
+fn abbreviation(before: &str) -> bool {
+    let word = before
+        .rsplit(|ch: char| !ch.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    matches!(
+        word,
+        "incl" | "approx" | "vs" | "cf" | "esp" | "resp" | "min" | "max"
+    )
 }
