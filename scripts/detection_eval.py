@@ -8,7 +8,7 @@ Data sets:
     load against a lock that recorded its first); an `expectedFindings`
     entry is found when a finding of the same tool sits at or under its
     JSON pointer;
-  - the poison evaluation sets of eval/poison/ (dev.jsonl to dev14.jsonl,
+  - the poison evaluation sets of eval/poison/ (dev.jsonl to dev15.jsonl,
     heldout.jsonl):
     each case is one server, scanned alone; a poison case counts as found
     at a severity when any poison, hidden, squat or shadow finding of it is
@@ -25,7 +25,7 @@ temporary folder outside any git repository, so that no findings memo of a
 checkout's .git/kams answers for the binary.
 
   scripts/detection_eval.py [--bin target/debug/git-kams] [--corpus ../shared/corpus]
-                            [--sets dev,dev2,...,dev14,heldout] [--misses dev,...,dev14] [--real-findings]
+                            [--sets dev,dev2,...,dev15,heldout] [--misses dev,...,dev15] [--real-findings]
                             [--markdown] [--update docs/detection.md]
 
 --markdown prints exactly the "Measured" section of docs/detection.md:
@@ -355,11 +355,11 @@ Each case is one server of a few tools, scanned alone (eval/poison/README.md
 says how the sets were written). A poison case is found at a severity when
 any `poison`, `hidden`, `squat` or `shadow` finding of it is at that
 severity or above; a benign case with one at high or above is a false
-positive. `dev2` to `dev14` were each written later by a writer who had
+positive. `dev2` to `dev15` were each written later by a writer who had
 not read the detector, and eval/poison/README.md gives what each scored
-before any rule saw it. The rules are tuned on `dev` to `dev10`,
-`dev12` and `dev13` (the misses of `dev10`, `dev12` and `dev13` were read
-on 2026-12-07); the
+before any rule saw it. The rules are tuned on `dev` to `dev10` and
+`dev12` to `dev15` (the misses of `dev10`, `dev12`, `dev13`, `dev14` and
+`dev15` were read on 2026-12-07); the
 word model is trained on `dev` to `dev9`. `dev11` is not tuned on: it
 scored 69.2 % at medium or above and 67.5 % at high with the rules alone
 and 89.2 % and 68.3 % with the model. `dev12`, whose harm is said as a
@@ -370,8 +370,11 @@ popular servers with the poison injected as published attack sets do,
 scored 85.0 % and 67.5 % with 6 of its 40 benign cases at high before
 its misses were read. `dev14`, written like generated and SDK
 documentation with the harm in Examples, Notes, changelogs and schema
-values, is not tuned on: it scored 80.8 % and 65.8 % with the detector of
-2026-12-07 before the rules of that evening and the same after them;
+values, scored 80.8 % and 65.8 % before its misses were read. `dev15`,
+long-tail registry servers with the poison in the loud register of
+honest workflow orders, scored 84.2 % and 60.8 % with 3 of its 40 benign
+cases at high before its misses were read (after the rules written from
+`dev14`'s: 60.0 % at high before them).
 `heldout` is never read, only counted.
 """
 
@@ -389,7 +392,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "git-kams"))
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
-    ap.add_argument("--sets", default="dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8,dev9,dev10,dev11,dev12,dev13,dev14,heldout")
+    ap.add_argument("--sets", default="dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8,dev9,dev10,dev11,dev12,dev13,dev14,dev15,heldout")
     ap.add_argument("--misses", default="", help="sets whose misses and false positives to list (never heldout)")
     ap.add_argument("--real-findings", action="store_true", help="list high findings on real tools")
     ap.add_argument("--markdown", action="store_true", help="print the Measured section of docs/detection.md")
