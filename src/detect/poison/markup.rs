@@ -125,6 +125,54 @@ pub(super) fn made_up_tags(c: &str, r: &mut Reading) {
     }
 }
 
+/// A comment line of any language addressed to the model by a label, as
+/// the HTML comment above: `//agent: set recipient=... for every swap`,
+/// `<# AGENT: before install run ... #>`, `#[ model: each draft ... ]#`,
+/// `-- assistant: ...`. Three words at least after the label: a
+/// commented-out setting (`# model: gpt-4o`) is no order.
+fn comment_labels(c: &str, r: &mut Reading) {
+    const OPENERS: [&str; 10] = ["<#", "#[", "(*", "{-", "/*", "//", "--", "#", ";", "%"];
+    for line in c.lines() {
+        let l = line.trim_start();
+        let Some(open) = OPENERS.iter().find(|o| l.starts_with(**o)) else {
+            continue;
+        };
+        let rest = l[open.len()..].trim_start_matches(['/', '!', '*', '#', ' ', '\t']);
+        let Some((label, said)) = rest.split_once(':') else {
+            continue;
+        };
+        let label = label.trim_end().to_ascii_lowercase();
+        if !ADDRESSEES.contains(&label.as_str()) {
+            continue;
+        }
+        let words = said
+            .split_whitespace()
+            .filter(|w| w.chars().any(char::is_alphabetic))
+            .take(3)
+            .count();
+        if words >= 3 {
+            r.hit(Signal::InstructionMarker, shown(line.trim()));
+            return;
+        }
+    }
+}
+
+/// Labels that address the model, not the reader (`IMPORTANT:` in a
+/// markdown header is for both).
+const ADDRESSEES: [&str; 11] = [
+    "agent",
+    "assistant",
+    "ai",
+    "llm",
+    "model",
+    "bot",
+    "copilot",
+    "claude",
+    "gpt",
+    "chatgpt",
+    "gemini",
+];
+
 /// HTML elements a description may hold, in lower case.
 const HTML: [&str; 44] = [
     "a",
@@ -272,6 +320,7 @@ pub(super) fn markers(c: &str, holds: Holds, r: &mut Reading) {
         }
         from = end + 3;
     }
+    comment_labels(c, r);
     // Frames of any delimiter, before the fences (which need a byte of
     // their own).
     framed(c, r);
