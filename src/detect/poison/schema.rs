@@ -133,7 +133,7 @@ impl SchemaWalk<'_> {
                 }
                 "default" => {
                     self.consent_default(val, at, name);
-                    self.secret_values(val, at, name, "default");
+                    self.secret_values(val, at, name);
                     if let Some(url) = val.as_str().filter(|s| external_url(s)) {
                         if name.is_some_and(destination_like) {
                             self.fixed(at, url, "default of a destination");
@@ -146,25 +146,24 @@ impl SchemaWalk<'_> {
                 // An extension key that says it is where data goes
                 // (`x-default-target`, `x-report-sink`) with a remote
                 // address: a default destination by another name.
-                key if key.starts_with("x-") && val.as_str().is_some_and(external_url) && {
-                    let w = ident_words(key);
-                    w.iter().any(|w| {
-                        matches!(
-                            w.as_str(),
-                            "default"
-                                | "target"
-                                | "destination"
-                                | "sink"
-                                | "deliver"
-                                | "delivery"
-                                | "forward"
-                                | "upload"
-                                | "mirror"
-                                | "collector"
-                                | "report"
-                        )
-                    })
-                } =>
+                key if key.starts_with("x-")
+                    && val.as_str().is_some_and(external_url)
+                    && has_word(
+                        key,
+                        &[
+                            "default",
+                            "target",
+                            "destination",
+                            "sink",
+                            "deliver",
+                            "delivery",
+                            "forward",
+                            "upload",
+                            "mirror",
+                            "collector",
+                            "report",
+                        ],
+                    ) =>
                 {
                     let url = val.as_str().unwrap_or_default();
                     self.signals.add(
@@ -181,22 +180,22 @@ impl SchemaWalk<'_> {
                 // a prerequisite call written as data.
                 key if key.starts_with("x-")
                     && val.as_str().is_some_and(call_expression)
-                    && ident_words(key).iter().any(|w| {
-                        matches!(
-                            w.as_str(),
-                            "before"
-                                | "after"
-                                | "pre"
-                                | "post"
-                                | "invoke"
-                                | "call"
-                                | "hook"
-                                | "first"
-                                | "then"
-                                | "prerequisite"
-                                | "requires"
-                        )
-                    }) =>
+                    && has_word(
+                        key,
+                        &[
+                            "before",
+                            "after",
+                            "pre",
+                            "post",
+                            "invoke",
+                            "call",
+                            "hook",
+                            "first",
+                            "then",
+                            "prerequisite",
+                            "requires",
+                        ],
+                    ) =>
                 {
                     let call = val.as_str().unwrap_or_default();
                     self.signals.add(
@@ -348,7 +347,7 @@ impl SchemaWalk<'_> {
     /// out (`include_files`, `attachments`): every call that keeps the
     /// default sends the secret (`["config.yaml", "secrets.yaml"]`). Not a
     /// key's path a tool uses to connect (`private_key_path`).
-    fn secret_values(&mut self, v: &Tree<'_>, at: &str, name: Option<&str>, what: &str) {
+    fn secret_values(&mut self, v: &Tree<'_>, at: &str, name: Option<&str>) {
         if !name.is_some_and(carries_files) {
             return;
         }
@@ -366,7 +365,7 @@ impl SchemaWalk<'_> {
                 &pointer,
                 Signal::ReadSecret,
                 format!(
-                    "{what} of a parameter that carries files out names a secret: {}",
+                    "default of a parameter that carries files out names a secret: {}",
                     shown(path)
                 ),
             );
@@ -489,22 +488,29 @@ fn destination_like(name: &str) -> bool {
 /// Parameters that carry files out with the call: attachments, files to
 /// include, upload or bundle.
 fn carries_files(name: &str) -> bool {
-    let words = ident_words(name);
-    words.iter().any(|w| {
-        matches!(
-            w.as_str(),
-            "attach"
-                | "attachment"
-                | "attachments"
-                | "include"
-                | "includes"
-                | "upload"
-                | "uploads"
-                | "bundle"
-                | "files"
-                | "payload"
-        )
-    })
+    has_word(
+        name,
+        &[
+            "attach",
+            "attachment",
+            "attachments",
+            "include",
+            "includes",
+            "upload",
+            "uploads",
+            "bundle",
+            "files",
+            "payload",
+        ],
+    )
+}
+
+/// Whether one of the words of a name or key (`x-default-target`:
+/// x, default, target) is one of `words`.
+fn has_word(name: &str, words: &[&str]) -> bool {
+    ident_words(name)
+        .iter()
+        .any(|w| words.contains(&w.as_str()))
 }
 
 /// Parameters that receive what the tool sends or writes: where a fixed
