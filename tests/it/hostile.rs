@@ -437,6 +437,34 @@ fn a_megabyte_of_made_up_tags_is_scanned_in_linear_time() {
     assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
 }
 
+/// A megabyte of opening marks that never close (`<a x`, `<|`, `[[`,
+/// `{{`): each once looked for its closing mark to the end of the text,
+/// `<|` for minutes. The bound is ten times a debug build's scan.
+#[test]
+fn a_megabyte_of_marks_that_never_close_is_scanned_in_linear_time() {
+    for (name, mark) in [
+        ("tag", "<a x"),
+        ("pipe", "<|"),
+        ("square", "[["),
+        ("curly", "{{"),
+    ] {
+        let sb = Sandbox::new();
+        let description = mark.repeat(1_000_000 / mark.len() + 1);
+        sb.write("marks.json", capture(&[tool("a", &description)]));
+        let start = std::time::Instant::now();
+        let out = sb.run(
+            &["--inventory", "marks.json", "--format", "json"],
+            &["scan"],
+        );
+        let took = start.elapsed();
+        assert!(out.status.code().is_some(), "{name}: {}", text(&out.stderr));
+        assert!(
+            took < std::time::Duration::from_secs(30),
+            "{name} took {took:?}"
+        );
+    }
+}
+
 /// Distinct names of 12 letters, far apart (a generated family such as
 /// `t000001` ... is a test of the squatting detector, not of size).
 fn names(n: usize) -> Vec<String> {

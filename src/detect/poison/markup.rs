@@ -19,7 +19,7 @@ pub(super) fn tags(c: &str, r: &mut Reading) {
     for (i, open) in c.match_indices(['<', '[']) {
         let rest = &c[i + 1..];
         if open == "<" && rest.starts_with('|') {
-            if let Some(end) = rest[1..].find("|>").filter(|&e| e > 0 && e <= 40) {
+            if let Some(end) = find_near(&rest[1..], "|>", 40).filter(|&e| e > 0) {
                 let inner = &rest[1..1 + end];
                 if inner
                     .chars()
@@ -86,7 +86,7 @@ pub(super) fn made_up_tags(c: &str, r: &mut Reading) {
         if !closing {
             let end = match rest.chars().next() {
                 Some('>') => 0,
-                Some(ch) if ch.is_whitespace() => match rest.find('>').filter(|&e| e <= 200) {
+                Some(ch) if ch.is_whitespace() => match find_near(rest, ">", 200) {
                     Some(e) => e,
                     None => continue,
                 },
@@ -221,6 +221,17 @@ const HTML: [&str; 44] = [
     "tt",
 ];
 
+/// Where `mark` (ASCII) first starts in `s`, if at byte `max` or before.
+/// A closing mark is looked for only as far as it may be: searched to the
+/// end, each of a megabyte of opening marks that never close read the
+/// rest of the text again (`<|` a million times took minutes).
+fn find_near(s: &str, mark: &str, max: usize) -> Option<usize> {
+    let end = s.len().min(max + mark.len());
+    s.as_bytes()[..end]
+        .windows(mark.len())
+        .position(|w| w == mark.as_bytes())
+}
+
 /// Whether a word of a tag's name or of a label frames what follows as
 /// orders to the model: a tag word, or a made-up frame's (`contract`,
 /// `prefs`, `model`).
@@ -243,7 +254,7 @@ pub(super) fn markers(c: &str, holds: Holds, r: &mut Reading) {
         }
         for (i, _) in c.match_indices(open) {
             let rest = &c[i + 2..];
-            let Some(end) = rest.find(close).filter(|&e| e > 0 && e <= 40) else {
+            let Some(end) = find_near(rest, close, 40).filter(|&e| e > 0) else {
                 continue;
             };
             let name = rest[..end].trim_start_matches(['#', '/', '!', '%']).trim();
