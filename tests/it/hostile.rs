@@ -379,67 +379,56 @@ fn a_10_mb_description_is_scanned_and_a_smaller_cap_names_itself() {
     );
 }
 
+/// Scans one tool whose description is `description` and asserts that
+/// the scan ends, within ten times a working scan's time on a slow debug
+/// build; `what` names the text in a failure.
+fn scans_in_linear_time(what: &str, description: &str) {
+    let sb = Sandbox::new();
+    sb.write("big.json", capture(&[tool("a", description)]));
+    let start = std::time::Instant::now();
+    let out = sb.run(&["--inventory", "big.json", "--format", "json"], &["scan"]);
+    let took = start.elapsed();
+    assert!(out.status.code().is_some(), "{what}: {}", text(&out.stderr));
+    assert!(
+        took < std::time::Duration::from_secs(30),
+        "{what} took {took:?}"
+    );
+}
+
 /// A run of letters and digits that camelCase humps split into many words
 /// (`aB3aB3...`, the shape of an encoded blob) is one value: it was read
 /// again from end to end for each of its words, a megabyte for minutes.
-/// The bound is ten times a working scan's on a slow debug build.
 #[test]
 fn a_megabyte_of_humped_letters_and_digits_is_scanned_in_linear_time() {
-    let sb = Sandbox::new();
-    let description = "aB3".repeat(350_000);
-    sb.write("humps.json", capture(&[tool("a", &description)]));
-    let start = std::time::Instant::now();
-    let out = sb.run(
-        &["--inventory", "humps.json", "--format", "json"],
-        &["scan"],
-    );
-    let took = start.elapsed();
-    assert!(out.status.code().is_some(), "{}", text(&out.stderr));
-    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+    scans_in_linear_time("humps", &"aB3".repeat(350_000));
 }
 
 /// One sentence of a megabyte (clauses joined by `;`) full of matches:
 /// each match once looked at every other match, and at the whole sentence
 /// for the roles of its `&&` patterns; a tool named in capitals was looked
-/// for from the first token. The bound is ten times a debug build's scan.
+/// for from the first token.
 #[test]
 fn a_megabyte_sentence_of_orders_is_scanned_in_linear_time() {
-    let sb = Sandbox::new();
     let description = "Then run the Vault Sync tool and call geo::resolve_owner; ".repeat(18_000);
-    sb.write("orders.json", capture(&[tool("a", &description)]));
-    let start = std::time::Instant::now();
-    let out = sb.run(
-        &["--inventory", "orders.json", "--format", "json"],
-        &["scan"],
-    );
-    let took = start.elapsed();
-    assert!(out.status.code().is_some(), "{}", text(&out.stderr));
-    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+    scans_in_linear_time("orders", &description);
 }
 
 /// A megabyte of made-up tags, opened and closed around long prose and
 /// nested: each closing tag once looked back through every opening one,
-/// and read the prose inside again. The bound is ten times a debug
-/// build's scan.
+/// and read the prose inside again.
 #[test]
 fn a_megabyte_of_made_up_tags_is_scanned_in_linear_time() {
-    let sb = Sandbox::new();
     let prose = "1 2 3 ".repeat(40_000);
     let opens: String = (0..20_000).map(|i| format!("<t{i} a=\"b\">")).collect();
     let closes: String = (0..60_000).map(|i| format!("</t{}>", i % 20_000)).collect();
     let description = format!("{opens}{prose}{closes}");
     assert!(description.len() > 1_000_000);
-    sb.write("tags.json", capture(&[tool("a", &description)]));
-    let start = std::time::Instant::now();
-    let out = sb.run(&["--inventory", "tags.json", "--format", "json"], &["scan"]);
-    let took = start.elapsed();
-    assert!(out.status.code().is_some(), "{}", text(&out.stderr));
-    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+    scans_in_linear_time("tags", &description);
 }
 
 /// A megabyte of opening marks that never close (`<a x`, `<|`, `[[`,
 /// `{{`): each once looked for its closing mark to the end of the text,
-/// `<|` for minutes. The bound is ten times a debug build's scan.
+/// `<|` for minutes.
 #[test]
 fn a_megabyte_of_marks_that_never_close_is_scanned_in_linear_time() {
     for (name, mark) in [
@@ -448,20 +437,7 @@ fn a_megabyte_of_marks_that_never_close_is_scanned_in_linear_time() {
         ("square", "[["),
         ("curly", "{{"),
     ] {
-        let sb = Sandbox::new();
-        let description = mark.repeat(1_000_000 / mark.len() + 1);
-        sb.write("marks.json", capture(&[tool("a", &description)]));
-        let start = std::time::Instant::now();
-        let out = sb.run(
-            &["--inventory", "marks.json", "--format", "json"],
-            &["scan"],
-        );
-        let took = start.elapsed();
-        assert!(out.status.code().is_some(), "{name}: {}", text(&out.stderr));
-        assert!(
-            took < std::time::Duration::from_secs(30),
-            "{name} took {took:?}"
-        );
+        scans_in_linear_time(name, &mark.repeat(1_000_000 / mark.len() + 1));
     }
 }
 
