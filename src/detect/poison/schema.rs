@@ -5,7 +5,7 @@
 
 use super::names::{fold, ident_words, Param};
 use super::reading::{needs_consent, skips_consent};
-use super::secrets::sensitive;
+use super::secrets::names_secret;
 use super::signal::{shown, Signal, SignalsByPointer};
 use super::tables::{
     known_key, Words, ACTION_KEYS, CONSENT_STEPS, CONSENT_WORDS, COVERT, ORDER_WORDS, SECRET_WORDS,
@@ -351,7 +351,7 @@ impl SchemaWalk<'_> {
         if !name.is_some_and(carries_files) {
             return;
         }
-        let secret = |s: &&str| sensitive(&s.to_lowercase());
+        let secret = |s: &&str| names_secret(s);
         let found = match v {
             Tree::String(s) => Some((at.to_string(), &**s)).filter(|(_, s)| secret(s)),
             Tree::Array(list) => list.iter().enumerate().find_map(|(k, x)| {

@@ -63,8 +63,7 @@ pub(super) fn sensitive_paths(c: &str, specials: &[(usize, usize, u32)]) -> Vec<
         }
         let chunk = &c[s..e];
         // Every needle has a path character, or is one of two words.
-        if maybe_sensitive(chunk.as_bytes()) && sensitive(&chunk.to_lowercase().replace('\\', "/"))
-        {
+        if maybe_sensitive(chunk.as_bytes()) && names_secret(chunk) {
             let start = chunk.find('~').map_or(s, |k| s + k);
             out.push((start, e));
         }
@@ -142,7 +141,13 @@ fn maybe_sensitive(b: &[u8]) -> bool {
             })
 }
 
-pub(super) fn sensitive(low: &str) -> bool {
+/// Whether a path as written names a secret store, in any case and with
+/// either separator (`C:\Users\me\.SSH\id_rsa`).
+pub(super) fn names_secret(path: &str) -> bool {
+    sensitive(&path.to_lowercase().replace('\\', "/"))
+}
+
+fn sensitive(low: &str) -> bool {
     NEEDLES.iter().any(|n| low.contains(n))
         || low.starts_with("~/.")
         || low.contains("$home/.")
@@ -221,8 +226,7 @@ mod tests {
         ];
         for n in needles.chain(others.map(String::from)) {
             for written in [n.clone(), n.to_uppercase(), n.replace('/', "\\")] {
-                let low = written.to_lowercase().replace('\\', "/");
-                if sensitive(&low) {
+                if names_secret(&written) {
                     assert!(
                         path_marks().find(&written).is_some(),
                         "{written} is sensitive and unmarked"
