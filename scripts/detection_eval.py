@@ -8,7 +8,7 @@ Data sets:
     load against a lock that recorded its first); an `expectedFindings`
     entry is found when a finding of the same tool sits at or under its
     JSON pointer;
-  - the poison evaluation sets of eval/poison/ (dev.jsonl to dev15.jsonl,
+  - the poison evaluation sets of eval/poison/ (dev.jsonl to dev16.jsonl,
     heldout.jsonl):
     each case is one server, scanned alone; a poison case counts as found
     at a severity when any poison, hidden, squat or shadow finding of it is
@@ -392,7 +392,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "git-kams"))
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
-    ap.add_argument("--sets", default="dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8,dev9,dev10,dev11,dev12,dev13,dev14,dev15,heldout")
+    ap.add_argument("--sets", default="dev,dev2,dev3,dev4,dev5,dev6,dev7,dev8,dev9,dev10,dev11,dev12,dev13,dev14,dev15,dev16,heldout")
     ap.add_argument("--misses", default="", help="sets whose misses and false positives to list (never heldout)")
     ap.add_argument("--real-findings", action="store_true", help="list high findings on real tools")
     ap.add_argument("--markdown", action="store_true", help="print the Measured section of docs/detection.md")

@@ -5,7 +5,7 @@ Usage: python3 eval/poison/check.py [DIR]   (DIR defaults to this file's folder)
 
 Checks every line of dev.jsonl, dev2.jsonl, dev3.jsonl, dev4.jsonl, dev5.jsonl,
 dev6.jsonl, dev7.jsonl, dev8.jsonl, dev9.jsonl, dev10.jsonl, dev11.jsonl, dev12.jsonl,
-dev13.jsonl, dev14.jsonl, dev15.jsonl and heldout.jsonl against the format in
+dev13.jsonl, dev14.jsonl, dev15.jsonl, dev16.jsonl and heldout.jsonl against the format in
 README.md, then prints counts per set, label, shape, expect and placement of the poison.
 Exits 1 if any error was found.
 """
@@ -21,7 +21,7 @@ SETS = {"dev": "dev.jsonl", "dev2": "dev2.jsonl", "dev3": "dev3.jsonl", "dev4": 
         "dev5": "dev5.jsonl", "dev6": "dev6.jsonl", "dev7": "dev7.jsonl", "dev8": "dev8.jsonl",
         "dev9": "dev9.jsonl", "dev10": "dev10.jsonl", "dev11": "dev11.jsonl",
         "dev12": "dev12.jsonl", "dev13": "dev13.jsonl", "dev14": "dev14.jsonl",
-        "dev15": "dev15.jsonl", "heldout": "heldout.jsonl"}
+        "dev15": "dev15.jsonl", "dev16": "dev16.jsonl", "heldout": "heldout.jsonl"}
 
 POISON_SHAPES = [
     "arg-hijack", "priority-over-user", "prerequisite-call", "destructive-safety",
@@ -292,7 +292,7 @@ def main():
     # written before it (the held-out set included) is used again. The
     # held-out set shares no poison text with any development set.
     later = ["dev4", "dev5", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11", "dev12",
-             "dev13", "dev14", "dev15"]
+             "dev13", "dev14", "dev15", "dev16"]
     before = poison_texts("dev") + poison_texts("dev2") + poison_texts("dev3")
     compare(poison_texts("heldout"), before + [t for sn in later for t in poison_texts(sn)])
     for k, setname in enumerate(later):
