@@ -108,6 +108,9 @@ struct Step {
 /// Flags of a token that is a name, read as one token.
 const NAME: u32 = TOOLX | TOOLOWN | PROPREF | CODE;
 
+/// Flags of a token that names a tool.
+const TOOL_NAME: u32 = TOOLX | TOOLOWN;
+
 /// Flags of a name of data, a field or a variable, which is no word of
 /// the sentence: "the `include` parameter" is no verb "include". A tool's
 /// name keeps its first word: `upload_context` says what the tool does.
@@ -559,11 +562,19 @@ fn match_steps(
         };
     }
     let mut j = from;
+    // The words inside a tool's name passed over in the gap are the
+    // name's, not the sentence's: "confirm before `reset_mfa`" asks for
+    // no MFA code.
+    let mut in_name = after;
     while j <= last && j < toks.len() && toks[j].clause == clause {
-        if step.matches(&toks[j]) {
-            if let Some(e) = match_steps(rest, toks, j + 1, clause, name_end(&toks[j]), 0) {
+        let t = &toks[j];
+        if t.start >= in_name && step.matches(t) {
+            if let Some(e) = match_steps(rest, toks, j + 1, clause, name_end(t), 0) {
                 return Some(e);
             }
+        }
+        if t.flags & TOOL_NAME != 0 {
+            in_name = in_name.max(t.end);
         }
         j += 1;
     }
