@@ -1,5 +1,6 @@
 //! `unread-language`: a sentence in a language the rules do not read,
-//! holding an address or a secret, in a text otherwise written in English.
+//! holding an address or a secret, in a text otherwise written in English;
+//! or holding a secret's path, in any text.
 //!
 //! The word lists read English, German, French, Spanish, Italian,
 //! Portuguese and Russian. An order written in Turkish, Czech or Polish
@@ -7,10 +8,11 @@
 //! sees only its URL. What such an order cannot hide is its shape: the
 //! description switches language for one sentence, and that sentence
 //! holds where the data goes (a URL, an e-mail address, a host, an
-//! account) or what is taken (a secret's path, a secret). An honest server
-//! written in one language does not switch; one that writes in two does
-//! not put an address in the second alone often enough to matter (the
-//! real corpus has none).
+//! account) or what is taken (a secret's path, a secret). An honest server written in one language does not switch;
+//! one that writes in two does not put an address in the second alone
+//! often enough to matter (the real corpus has none). What is taken needs
+//! no switch: a secret's path in a sentence no rule reads is worth a look
+//! in a server written wholly in Finnish too.
 //!
 //! Which language a sentence is in comes from `whatlang` (trigram
 //! profiles of 69 languages): a language model is data no one here should
@@ -124,7 +126,14 @@ pub(super) fn unread_language(c: &str, toks: &[Tok], r: &mut Reading) {
             });
             read.is_some_and(|l| l != info.lang())
         };
-        if !switched {
+        // A secret's path in a sentence no rule can read is worth a look
+        // whatever the rest is written in: an honest server written wholly
+        // in Finnish names `~/.ssh/id_ed25519` no more often than one in
+        // English does. Not in scripts without spaces, where honest
+        // servers explain their client's configuration (`mcp.json`) in
+        // sentences whatlang cannot place.
+        let takes = !wide && sentence.iter().any(|t| t.flags & SENSPATH != 0);
+        if !switched && !takes {
             continue;
         }
         r.hit(
