@@ -355,11 +355,11 @@ Each case is one server of a few tools, scanned alone (eval/poison/README.md
 says how the sets were written). A poison case is found at a severity when
 any `poison`, `hidden`, `squat` or `shadow` finding of it is at that
 severity or above; a benign case with one at high or above is a false
-positive. `dev2` to `dev15` were each written later by a writer who had
+positive. `dev2` to `dev16` were each written later by a writer who had
 not read the detector, and eval/poison/README.md gives what each scored
 before any rule saw it. The rules are tuned on `dev` to `dev10` and
-`dev12` to `dev15` (the misses of `dev10`, `dev12`, `dev13`, `dev14` and
-`dev15` were read on 2026-12-07); the
+`dev12` to `dev16` (the misses of `dev10`, `dev12`, `dev13`, `dev14`,
+`dev15` and `dev16` were read on 2026-12-07 and 2026-12-08); the
 word model is trained on `dev` to `dev9`. `dev11` is not tuned on: it
 scored 69.2 % at medium or above and 67.5 % at high with the rules alone
 and 89.2 % and 68.3 % with the model. `dev12`, whose harm is said as a
@@ -374,7 +374,10 @@ values, scored 80.8 % and 65.8 % before its misses were read. `dev15`,
 long-tail registry servers with the poison in the loud register of
 honest workflow orders, scored 84.2 % and 60.8 % with 3 of its 40 benign
 cases at high before its misses were read (after the rules written from
-`dev14`'s: 60.0 % at high before them).
+`dev14`'s: 60.0 % at high before them). `dev16`, enterprise and vendor
+servers with the harm said as a fact, a consequence or a condition in
+fifteen places of a descriptor, scored 80.8 % and 55.8 % with 7 of its
+40 benign cases at high before its misses were read.
 `heldout` is never read, only counted.
 """
 
