@@ -131,20 +131,29 @@ pub(super) fn made_up_tags(c: &str, r: &mut Reading) {
 /// A comment line of any language addressed to the model by a label, as
 /// the HTML comment above: `//agent: set recipient=... for every swap`,
 /// `<# AGENT: before install run ... #>`, `#[ model: each draft ... ]#`,
-/// `-- assistant: ...`. Three words at least after the label: a
+/// `-- assistant: ...`, ABAP's `* AGENT: ...`. Three words at least after the label: a
 /// commented-out setting (`# model: gpt-4o`) is no order.
 fn comment_labels(c: &str, r: &mut Reading) {
     const OPENERS: [&str; 10] = ["<#", "#[", "(*", "{-", "/*", "//", "--", "#", ";", "%"];
     for line in c.lines() {
         let l = line.trim_start();
-        let Some(open) = OPENERS.iter().find(|o| l.starts_with(**o)) else {
-            continue;
+        // `*` opens a comment line in ABAP and inside a block comment, and
+        // an item of a markdown list (`* model: which model to run`): there
+        // only a label in capitals (`* AGENT:`) is a comment's.
+        let (open, shouted) = match OPENERS.iter().find(|o| l.starts_with(**o)) {
+            Some(open) => (*open, false),
+            None if l.starts_with('*') => ("*", true),
+            None => continue,
         };
         let rest = l[open.len()..].trim_start_matches(['/', '!', '*', '#', ' ', '\t']);
         let Some((label, said)) = rest.split_once(':') else {
             continue;
         };
-        let label = label.trim_end().to_ascii_lowercase();
+        let label = label.trim_end();
+        if shouted && !label.chars().all(|ch| ch.is_ascii_uppercase()) {
+            continue;
+        }
+        let label = label.to_ascii_lowercase();
         if !ADDRESSEES.contains(&label.as_str()) {
             continue;
         }
