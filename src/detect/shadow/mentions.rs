@@ -234,19 +234,23 @@ impl<'a> Reader<'a> {
             return self.find(text).next().is_some();
         }
         // ASCII word bytes as [`tokens`] has them: WORD for letters,
-        // digits, `_` and `-`; `.` and `/` also SPLIT a word. A word's
-        // bytes are looked up once each, their classes gathered.
+        // digits, `_` and `-`; `-`, `.` and `/` are also trimmed from a
+        // word's ends (EDGE), and `.` and `/` SPLIT it. A word's bytes are
+        // looked up once each, their classes gathered.
         const WORD: u8 = 1;
         const SPLIT: u8 = 2;
+        const EDGE: u8 = 4;
         const fn classes() -> [u8; 256] {
             let mut t = [0u8; 256];
             let mut i = 0;
             while i < 256 {
                 let c = i as u8;
-                t[i] = if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' {
+                t[i] = if c.is_ascii_alphanumeric() || c == b'_' {
                     WORD
+                } else if c == b'-' {
+                    WORD | EDGE
                 } else if c == b'.' || c == b'/' {
-                    WORD | SPLIT
+                    WORD | EDGE | SPLIT
                 } else {
                     0
                 };
@@ -255,7 +259,7 @@ impl<'a> Reader<'a> {
             t
         }
         static CLASS: [u8; 256] = classes();
-        let edge = |x: u8| matches!(x, b'.' | b'-' | b'/');
+        let edge = |x: u8| CLASS[usize::from(x)] & EDGE != 0;
         let may_own = |part: &[u8]| self.names.may_own_bytes(part);
         let mut i = 0;
         while i < b.len() {
@@ -273,17 +277,21 @@ impl<'a> Reader<'a> {
                 seen |= class;
                 i += 1;
             }
-            let split = seen & SPLIT != 0;
             let mut end = i;
-            while start < end && edge(b[start]) {
-                start += 1;
-            }
-            while start < end && edge(b[end - 1]) {
-                end -= 1;
+            // Most words hold no byte to trim or split at: the word is the
+            // token, looked at without the steps below (the cost of a
+            // string here is mostly that of its words).
+            if seen & EDGE != 0 {
+                while start < end && edge(b[start]) {
+                    start += 1;
+                }
+                while start < end && edge(b[end - 1]) {
+                    end -= 1;
+                }
             }
             let token = &b[start..end];
             let maybe = token.starts_with(b"mcp_")
-                || if split {
+                || if seen & SPLIT != 0 {
                     token.split(|x| matches!(x, b'.' | b'/')).any(may_own)
                 } else {
                     may_own(token)

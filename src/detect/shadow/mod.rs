@@ -56,8 +56,17 @@ impl Detector for Shadow {
             return;
         };
         // Most descriptors name no other tool: look before building
-        // every string's pointer.
-        if !any_value(t.raw, &|s| reader.names_any(s)) {
+        // every string's pointer. The tool's own name, skipped below, is
+        // not looked at: it is a tool name, so `names_any` would look it
+        // up in full, for every tool.
+        let names_any = |v: &Tree<'_>| any_value(v, &|s| reader.names_any(s));
+        let any = match t.raw {
+            Tree::Object(o) => o
+                .iter()
+                .any(|(k, v)| !(k == "name" && matches!(v, Tree::String(_))) && names_any(v)),
+            raw => names_any(raw),
+        };
+        if !any {
             return;
         }
         let approved = approved(cx, t.server, Some(t.tool));
