@@ -205,11 +205,51 @@ impl<'a> Name<'a> {
 /// Two names that share either fold look the same or differ only in case.
 /// Default-ignorable characters (zero-width, selectors, tags) vanish.
 pub(super) fn folds(name: &str) -> [String; 2] {
+    ascii_folds(name).unwrap_or_else(|| skeleton_folds(name))
+}
+
+/// [`folds`], character by character through [`skeleton`].
+fn skeleton_folds(name: &str) -> [String; 2] {
     let s: String = skeleton(name).collect();
     [
         skeleton(&s.to_lowercase()).collect(),
         skeleton(&name.to_lowercase()).collect(),
     ]
+}
+
+/// [`folds`] of an ASCII name made from the skeletons of its characters,
+/// or `None` when one of them has a skeleton that is not ASCII. The same
+/// as [`skeleton_folds`]: an ASCII text is its own NFD and holds no
+/// default-ignorable character, so its skeleton is the NFD of its
+/// characters' prototypes one after the other; NFD decomposes character
+/// by character and has nothing to reorder in ASCII, so that is their
+/// skeletons one after the other when those are ASCII; and the lowercase
+/// of ASCII is its ASCII lowercase. Both passes on names (shadow's and
+/// squat's) fold every distinct name of the inventory, nearly all ASCII.
+fn ascii_folds(name: &str) -> Option<[String; 2]> {
+    /// Each ASCII character's skeleton, taken from [`skeleton`] itself,
+    /// when it is ASCII too.
+    static SKELETONS: std::sync::OnceLock<Vec<Option<String>>> = std::sync::OnceLock::new();
+    let table = SKELETONS.get_or_init(|| {
+        (0..128u8)
+            .map(|b| {
+                let s: String = skeleton(char::from(b).encode_utf8(&mut [0; 4])).collect();
+                s.is_ascii().then_some(s)
+            })
+            .collect()
+    });
+    let of = |s: &str| -> Option<String> {
+        let mut out = String::with_capacity(s.len() + 4);
+        for b in s.bytes() {
+            out.push_str(table.get(usize::from(b))?.as_deref()?);
+        }
+        Some(out)
+    };
+    let shown = of(name)?;
+    Some([
+        of(&shown.to_ascii_lowercase())?,
+        of(&name.to_ascii_lowercase())?,
+    ])
 }
 
 /// True when two names' [`folds`] meet.
@@ -533,10 +573,11 @@ fn distance_within_two(a: &str, b: &str) -> Option<usize> {
         lb += 1;
     }
     let (a, b) = (&ca[..la], &cb[..lb]);
-    // Rows i - 2, i - 1 and i of the table, FAR outside the band.
-    let mut before = [FAR; N + 1];
-    let mut prev = [FAR; N + 1];
-    let mut cur = [FAR; N + 1];
+    // Rows i - 2, i - 1 and i of the table, FAR outside the band; each
+    // row moves up by its reference, not by copying it.
+    let mut rows = [[FAR; N + 1]; 3];
+    let [before, prev, cur] = &mut rows;
+    let (mut before, mut prev, mut cur) = (before, prev, cur);
     for (j, x) in prev.iter_mut().enumerate().take(lb.min(2) + 1) {
         *x = j as u8;
     }
@@ -596,10 +637,27 @@ pub(super) mod tests {
 
     proptest::proptest! {
         #[test]
+        fn ascii_folds_are_the_skeletons_folds(name in "[ -~]{0,16}") {
+            if let Some(folds) = ascii_folds(&name) {
+                proptest::prop_assert_eq!(folds, skeleton_folds(&name));
+            }
+        }
+
+        #[test]
         fn the_band_agrees_with_the_whole_table(a in "[ab_é1]{0,12}", b in "[ab_é1]{0,12}") {
             let d = distance(&a, &b);
             proptest::prop_assert_eq!(distance_within_two(&a, &b), (d <= 2).then_some(d));
         }
+    }
+
+    #[test]
+    fn ascii_names_are_folded_without_the_skeleton_pass() {
+        // Lookalikes within ASCII (`I` and `1` read as `l`, `m` as `rn`)
+        // have ASCII skeletons.
+        for name in ["edit_fiIe", "Get_Issue", "read_file_1", "summarise_item"] {
+            assert_eq!(ascii_folds(name), Some(skeleton_folds(name)), "{name}");
+        }
+        assert_eq!(ascii_folds("r\u{435}ad_file"), None);
     }
 
     #[test]
