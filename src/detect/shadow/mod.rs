@@ -177,18 +177,23 @@ fn collisions(cx: &Context<'_>, out: &mut Vec<Finding>) {
             .collect();
         for &e in &by_name[n] {
             let (si, name, _) = entries[e];
-            let others: Vec<usize> = others_of_name
-                .iter()
-                .copied()
-                .filter(|&o| entries[o].0 != si)
-                .collect();
-            if others.is_empty() {
-                continue;
-            }
+            let others = || {
+                let entries = &entries;
+                others_of_name
+                    .iter()
+                    .copied()
+                    .filter(move |&o| entries[o].0 != si)
+            };
             // Every side approved: one finding for the group, at its first
             // entry, instead of one per server (2,000 servers sharing a
             // name would otherwise be 2,000 findings saying the same).
-            if pinned[e] && others.iter().all(|&o| pinned[o]) && others.iter().any(|&o| o < e) {
+            // Known before the others are listed: most entries of an
+            // approved inventory are such.
+            if pinned[e] && others().all(|o| pinned[o]) && others().any(|o| o < e) {
+                continue;
+            }
+            let others: Vec<usize> = others().collect();
+            if others.is_empty() {
                 continue;
             }
             out.push(collision(

@@ -66,12 +66,15 @@ impl Detector for Squat {
         let known = known_names(cx);
         let mut index: HashMap<&str, usize> = HashMap::new();
         let mut names: Vec<Name<'_>> = Vec::new();
+        // Each entry's place in `names`.
+        let mut name_of: Vec<usize> = Vec::with_capacity(known.len());
         for (i, k) in known.iter().enumerate() {
             let n = *index.entry(k.name).or_insert_with(|| {
                 names.push(Name::new(k.name));
                 names.len() - 1
             });
             names[n].entries.push(i);
+            name_of.push(n);
         }
         let mut signals: Vec<Vec<(Severity, String)>> = vec![Vec::new(); known.len()];
         for (a, b) in candidates(&names) {
@@ -92,7 +95,7 @@ impl Detector for Squat {
             if !k.present {
                 continue;
             }
-            let mut all = own_signals(&names[index[k.name]]);
+            let mut all = own_signals(&names[name_of[i]]);
             if k.pinned {
                 // A person approved this very name: its own signals were
                 // in front of them.
