@@ -8,11 +8,12 @@
 //! sees only its URL. What such an order cannot hide is its shape: the
 //! description switches language for one sentence, and that sentence
 //! holds where the data goes (a URL, an e-mail address, a host, an
-//! account) or what is taken (a secret's path, a secret). An honest server written in one language does not switch;
-//! one that writes in two does not put an address in the second alone
-//! often enough to matter (the real corpus has none). What is taken needs
-//! no switch: a secret's path in a sentence no rule reads is worth a look
-//! in a server written wholly in Finnish too.
+//! account) or what is taken (a secret's path, a secret). An honest
+//! server written in one language does not switch; one that writes in two
+//! does not put an address in the second alone often enough to matter
+//! (the real corpus has none). A secret's path needs no switch: in a
+//! sentence no rule reads it is worth a look in a server written wholly
+//! in Finnish too.
 //!
 //! Which language a sentence is in comes from `whatlang` (trigram
 //! profiles of 69 languages): a language model is data no one here should
