@@ -131,8 +131,8 @@ pub(super) fn made_up_tags(c: &str, r: &mut Reading) {
 /// A comment line of any language addressed to the model by a label, as
 /// the HTML comment above: `//agent: set recipient=... for every swap`,
 /// `<# AGENT: before install run ... #>`, `#[ model: each draft ... ]#`,
-/// `-- assistant: ...`, ABAP's `* AGENT: ...`. Three words at least after the label: a
-/// commented-out setting (`# model: gpt-4o`) is no order.
+/// `-- assistant: ...`, ABAP's `* AGENT: ...`. Three words at least after
+/// the label: a commented-out setting (`# model: gpt-4o`) is no order.
 fn comment_labels(c: &str, r: &mut Reading) {
     const OPENERS: [&str; 10] = ["<#", "#[", "(*", "{-", "/*", "//", "--", "#", ";", "%"];
     for line in c.lines() {
@@ -343,7 +343,10 @@ pub(super) fn markers(c: &str, holds: Holds, r: &mut Reading) {
         }
         from = end + 3;
     }
-    comment_labels(c, r);
+    // A label ends at a `:`.
+    if holds.any(Holds::ADDRESS) {
+        comment_labels(c, r);
+    }
     // Frames of any delimiter, before the fences (which need a byte of
     // their own).
     framed(c, r);
